@@ -1,0 +1,280 @@
+/**
+ * The stdio tap: spawns the real MCP server, relays bytes unchanged both ways, and logs a copy.
+ *
+ * Forwarding uses `pipe`, registered before the tap's own `data` listener, so every chunk is handed to the other
+ * side before mcptap looks at it, and backpressure works as if mcptap were not there. The copy is framed into
+ * lines and decoded by an McpSession. Nothing but the child's own stdout ever reaches our stdout.
+ *
+ * mcptap owns its child's life: signals are forwarded (to the child's whole process group on POSIX, so `npx`
+ * and `uv run` grandchildren go too), stdin EOF ends the child's stdin and starts the same escalation the MCP SDK
+ * uses (wait → SIGTERM → wait → SIGKILL, unref'd timers), and the child's exit code becomes ours.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { Readable, Writable } from 'node:stream';
+import { join } from 'node:path';
+import spawn from 'cross-spawn';
+import { LineFramer } from '../framing/lines.js';
+import { McpSession } from '../session/mcp-session.js';
+import { LogWriter } from '../log/writer.js';
+import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../log/location.js';
+import { LEVEL } from '../log/schema.js';
+import { MCPTAP_VERSION } from '../version.js';
+
+/** Default cap on how much of one frame the log keeps (the traffic itself is never cut). */
+export const DEFAULT_MAX_BODY = 1024 * 1024;
+/** How long the child gets after stdin EOF, and again after SIGTERM (as the MCP SDK's client does). */
+export const DEFAULT_KILL_GRACE_MS = 2000;
+/** Longest stderr line kept in a record, and how many last lines the exit record keeps. */
+const MAX_STDERR_LINE = 8 * 1024;
+const STDERR_TAIL_LINES = 20;
+
+export interface StdioTapOptions {
+  command: string;
+  args?: string[];
+  /** Log folder; see resolveLogDir for the default. */
+  logDir?: string;
+  /** Label for the log file and records; defaults to the command's (or script's) base name. */
+  label?: string;
+  /** Keep at most this many bytes of any one frame in the log. */
+  maxBody?: number;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** The client side: defaults to this process's stdin and stdout. */
+  input?: Readable;
+  output?: Writable;
+  /** Where the child's stderr and mcptap's own notices go; defaults to this process's stderr. */
+  errorOutput?: Writable;
+  killGraceMs?: number;
+}
+
+/** How the wrapped process ended. */
+export interface StdioTapExit {
+  /** The code mcptap should exit with: the child's code, 128 + n for death by signal n. */
+  exitCode: number;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface StdioTap {
+  /** Path of the log file being written. */
+  readonly logFile: string;
+  readonly session: string;
+  readonly child: ChildProcess;
+  /** Resolves once the child has exited, its output has been relayed and the log flushed. */
+  readonly exited: Promise<StdioTapExit>;
+  /** Send a signal to the child (and its process group); escalates to SIGKILL after the grace period. */
+  signal(signal: NodeJS.Signals): void;
+}
+
+/** Start the wrapped server and the tap around it. */
+export function startStdioTap(options: StdioTapOptions): StdioTap {
+  const args = options.args ?? [];
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const errorOutput = options.errorOutput ?? process.stderr;
+  const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
+  const label = options.label ?? labelFromCommand(options.command, args);
+  const started = new Date();
+  const startMono = performance.now();
+  const session = newSessionId(label, started);
+  const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, started));
+  const notice = (message: string): void => {
+    errorOutput.write(`mcptap: ${message}\n`);
+  };
+
+  const writer = new LogWriter({ file: logFile, session, channel: 'stdio', label, warn: notice });
+  if (writer.healthy) notice(`logging ${options.command} to ${logFile}`);
+  const mcp = new McpSession({ sink: writer, stdio: true });
+
+  // Own process group on POSIX so signals reach grandchildren (npx → node, uv → python) too.
+  const groupKill = process.platform !== 'win32';
+  const child = spawn(options.command, args, {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+    detached: groupKill,
+  });
+
+  writer.write({
+    time: started.getTime(),
+    kind: 'lifecycle',
+    event: 'start',
+    msg: `mcptap ${MCPTAP_VERSION} starts ${[options.command, ...args].join(' ')}${child.pid ? ` (pid ${child.pid})` : ''}.`,
+    mcptapVersion: MCPTAP_VERSION,
+    command: options.command,
+    args,
+    pid: process.pid,
+    ...(child.pid !== undefined ? { childPid: child.pid } : {}),
+    cwd: options.cwd ?? process.cwd(),
+  });
+
+  // --- forwarding first: pipes carry the bytes, untouched, with backpressure ---
+  const childStdin = child.stdin!;
+  const childStdout = child.stdout!;
+  const childStderr = child.stderr!;
+  input.pipe(childStdin);
+  childStdout.pipe(output, { end: false });
+  childStderr.pipe(errorOutput, { end: false });
+  // A child that exits without reading its stdin must not crash mcptap with EPIPE.
+  childStdin.on('error', () => {});
+  output.on('error', (error: NodeJS.ErrnoException) => {
+    // The client went away (EPIPE): nobody can read the server any more; end its input so it can exit.
+    lifecycleWarning(`the client stopped reading mcptap's stdout (${error.code ?? error.message}); ending the server's input.`);
+    input.unpipe(childStdin);
+    childStdin.end();
+    childStdout.unpipe(output);
+    childStdout.resume();
+  });
+
+  // --- then the copy: frame, decode, correlate, log ---
+  const c2s = new LineFramer({ dir: 'c2s', maxFrameBytes: maxBody });
+  const s2c = new LineFramer({ dir: 's2c', maxFrameBytes: maxBody });
+  const stderrLines = new LineFramer({ dir: 's2c', maxFrameBytes: MAX_STDERR_LINE });
+  const stderrTail: string[] = [];
+
+  const observe = (framer: LineFramer) => (chunk: Buffer) => {
+    const frames = framer.push(chunk, Date.now(), performance.now());
+    for (const frame of frames) safely(() => mcp.observe(frame));
+  };
+  input.on('data', observe(c2s));
+  childStdout.on('data', observe(s2c));
+  childStderr.on('data', (chunk: Buffer) => {
+    for (const line of stderrLines.push(chunk, Date.now(), performance.now())) logStderr(line.bytes, line.size, line.truncated, line.time);
+  });
+
+  input.on('end', () => {
+    const tail = c2s.end(Date.now(), performance.now());
+    if (tail) safely(() => mcp.observe(tail));
+    writer.write({ time: Date.now(), kind: 'lifecycle', event: 'stdin-end', msg: 'The client closed its side (stdin ended); the server\u2019s stdin is closed in turn.' });
+    escalate('stdin-end');
+  });
+
+  function logStderr(bytes: Buffer, size: number, truncated: boolean, time: number): void {
+    const text = bytes.toString('utf8');
+    stderrTail.push(text);
+    if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+    safely(() =>
+      writer.write({ time, kind: 'stderr', dir: 's2c', text, bytes: size, ...(truncated ? { truncated: true } : {}), msg: `Server stderr: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}` }),
+    );
+  }
+
+  function lifecycleWarning(message: string): void {
+    writer.write({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: message });
+  }
+
+  /** An exception in the logging path is reported once and the traffic keeps flowing. */
+  let loggingFailed = false;
+  function safely(work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      if (loggingFailed) return;
+      loggingFailed = true;
+      notice(`an internal error in the logging path (${(error as Error).message}); the traffic is not affected. Please report it.`);
+    }
+  }
+
+  // --- the child's life ---
+  let killTimer: NodeJS.Timeout | undefined;
+  function sendSignal(signal: NodeJS.Signals): void {
+    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+    try {
+      if (groupKill) process.kill(-child.pid, signal);
+      else child.kill(signal);
+    } catch {
+      try {
+        child.kill(signal);
+      } catch {
+        // already gone
+      }
+    }
+  }
+  function escalate(reason: 'stdin-end' | NodeJS.Signals): void {
+    if (killTimer) return;
+    const first = reason === 'stdin-end' ? undefined : reason;
+    if (first) sendSignal(first);
+    killTimer = setTimeout(() => {
+      if (first === undefined) sendSignal('SIGTERM');
+      killTimer = setTimeout(() => sendSignal('SIGKILL'), grace);
+      killTimer.unref();
+    }, grace);
+    killTimer.unref();
+  }
+
+  const exited = new Promise<StdioTapExit>((resolve) => {
+    let spawnError: NodeJS.ErrnoException | undefined;
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      spawnError = error;
+      const hint =
+        error.code === 'ENOENT'
+          ? `command not found. Check the spelling and that it is on the PATH mcptap sees (hosts like Claude Desktop start servers with a minimal PATH; an absolute path always works).`
+          : error.code === 'EACCES'
+            ? 'permission denied. Make the file executable or run it through its interpreter.'
+            : error.message;
+      notice(`cannot start ${options.command}: ${hint}`);
+      writer.write({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not start ${options.command}: ${error.code ?? error.message}.` });
+      // 'close' may not follow a spawn failure on every platform: finish here too.
+      finish(null, null);
+    });
+    let finished = false;
+    const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (finished) return;
+      finished = true;
+      if (killTimer) clearTimeout(killTimer);
+      const now = Date.now();
+      const mono = performance.now();
+      const tail = s2c.end(now, mono);
+      if (tail) safely(() => mcp.observe(tail));
+      const errTail = stderrLines.end(now, mono);
+      if (errTail) logStderr(errTail.bytes, errTail.size, errTail.truncated, now);
+      safely(() => mcp.end(now, mono));
+      const exitCode = spawnError ? (spawnError.code === 'ENOENT' ? 127 : 126) : exitCodeOf(code, signal);
+      const durationMs = Math.round(mono - startMono);
+      writer.write({
+        time: now,
+        kind: 'lifecycle',
+        event: 'exit',
+        code,
+        signal,
+        durationMs,
+        stderrTail: [...stderrTail],
+        ...(exitCode !== 0 ? { level: LEVEL.warn } : {}),
+        msg: signal
+          ? `The server was ended by ${signal} after ${durationMs} ms; mcptap exits with ${exitCode}.`
+          : spawnError
+            ? `The server could not be started; mcptap exits with ${exitCode}.`
+            : `The server exited with code ${code} after ${durationMs} ms.`,
+      });
+      writer.flushSync();
+      void writer.close().then(() => resolve({ exitCode, code, signal }));
+    };
+    // 'close' waits for the child's stdout and stderr to end, so every byte is relayed before we finish. A
+    // grandchild holding the pipes open must not keep us alive, though: give it a moment after 'exit'.
+    child.on('exit', (code, signal) => {
+      const late = setTimeout(() => finish(code, signal), 1000);
+      late.unref();
+      child.once('close', () => {
+        clearTimeout(late);
+        finish(code, signal);
+      });
+    });
+  });
+
+  return {
+    logFile,
+    session,
+    child,
+    exited,
+    signal: (signal) => escalate(signal),
+  };
+}
+
+/** The child's code, or 128 + n for death by signal n (what shells report). */
+export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  if (signal) return 128 + ((osConstants.signals as Record<string, number>)[signal] ?? 1);
+  return 1;
+}

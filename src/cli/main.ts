@@ -1,0 +1,34 @@
+/**
+ * The mcptap command line. Each command lives in its own file and is a thin client of src/index.ts; this file
+ * only splits off the wrapped command (everything after `--`) and hands the rest to yargs.
+ */
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { MCPTAP_VERSION } from '../version.js';
+import type { CliContext, RegisterCommand } from './shared.js';
+import { registerWrap } from './wrap.js';
+import { registerView } from './view.js';
+
+const COMMANDS: RegisterCommand[] = [registerWrap, registerView];
+
+const argv = hideBin(process.argv);
+const separator = argv.indexOf('--');
+// Everything after `--` belongs to the wrapped server, untouched by yargs (its `-y` is not ours).
+const context: CliContext = { wrapped: separator === -1 ? [] : argv.slice(separator + 1) };
+const own = separator === -1 ? argv : argv.slice(0, separator);
+
+let cli = yargs(own)
+  .scriptName('mcptap')
+  .usage('mcptap: see what your agent, your LLM and your MCP servers say to each other.\n\nUsage: $0 [options] -- <command> [args...]\n       $0 <command> [options]')
+  .version(MCPTAP_VERSION)
+  .strict()
+  .help()
+  .alias('h', 'help')
+  .wrap(Math.min(110, process.stdout.columns || 100))
+  .fail((message, error) => {
+    if (error) throw error;
+    process.stderr.write(`mcptap: ${message}\nRun mcptap --help for the commands and their options.\n`);
+    process.exit(2);
+  });
+for (const register of COMMANDS) cli = register(cli, context);
+await cli.parseAsync();

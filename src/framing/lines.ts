@@ -1,0 +1,120 @@
+/**
+ * Newline framing for the MCP stdio transport: one JSON-RPC message per `\n`-terminated line, `\r\n` tolerated.
+ *
+ * This works on a *copy* of the traffic: the forwarding path never waits for a newline. It is pure and
+ * synchronous (`push(chunk) → frames`), keeps at most `maxFrameBytes` of any one line (the rest is counted and
+ * hashed, so a 100 MB line costs no more memory than the cap), and never throws on any input.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import type { Direction, Frame } from '../types.js';
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+export interface LineFramerOptions {
+  dir: Direction;
+  /** Longest line head kept in a frame; longer lines are truncated (and hashed) in the copy only. */
+  maxFrameBytes: number;
+}
+
+/** Cuts a byte stream into lines. One instance per stream direction. */
+export class LineFramer {
+  private readonly dir: Direction;
+  private readonly maxFrameBytes: number;
+  /** Pieces of the current, unfinished line (only up to the cap). */
+  private pieces: Buffer[] = [];
+  private keptBytes = 0;
+  /** Full length so far of the current line, including bytes beyond the cap. */
+  private lineBytes = 0;
+  /** Running hash of the current line, started only once it outgrows the cap. */
+  private hash: Hash | undefined;
+  /** The previous chunk ended in `\r`, which may belong to a `\r\n` split across chunks. */
+  private pendingCr = false;
+
+  constructor(options: LineFramerOptions) {
+    this.dir = options.dir;
+    this.maxFrameBytes = options.maxFrameBytes;
+  }
+
+  /** Feed the next chunk; returns the lines it completes, in order. */
+  push(chunk: Buffer, time: number, mono: number): Frame[] {
+    const frames: Frame[] = [];
+    let start = 0;
+    for (;;) {
+      const lf = chunk.indexOf(LF, start);
+      if (lf === -1) break;
+      this.append(chunk.subarray(start, lf));
+      frames.push(this.finish(time, mono, false));
+      start = lf + 1;
+    }
+    if (start < chunk.length) this.append(chunk.subarray(start));
+    return frames;
+  }
+
+  /** The stream ended: returns the partial last line, if any bytes are waiting. */
+  end(time: number, mono: number): Frame | undefined {
+    if (this.lineBytes === 0 && !this.pendingCr) return undefined;
+    return this.finish(time, mono, true);
+  }
+
+  /** True when bytes of an unfinished line are waiting. */
+  get hasPartial(): boolean {
+    return this.lineBytes > 0 || this.pendingCr;
+  }
+
+  private append(piece: Buffer): void {
+    if (this.pendingCr) {
+      // The `\r` held back from the last chunk was not a line ending's: it is part of the line.
+      this.pendingCr = false;
+      this.take(Buffer.from([CR]));
+    }
+    if (piece.length > 0 && piece[piece.length - 1] === CR) {
+      this.pendingCr = true;
+      piece = piece.subarray(0, piece.length - 1);
+    }
+    if (piece.length > 0) this.take(piece);
+  }
+
+  private take(piece: Buffer): void {
+    this.lineBytes += piece.length;
+    const room = this.maxFrameBytes - this.keptBytes;
+    if (room >= piece.length && this.hash === undefined) {
+      this.pieces.push(piece);
+      this.keptBytes += piece.length;
+      return;
+    }
+    if (this.hash === undefined) {
+      // The line just outgrew the cap: hash what was kept so far, then keep hashing without keeping.
+      this.hash = createHash('sha256');
+      for (const kept of this.pieces) this.hash.update(kept);
+    }
+    if (room > 0) {
+      this.pieces.push(piece.subarray(0, room));
+      this.keptBytes += room;
+    }
+    this.hash.update(piece);
+  }
+
+  private finish(time: number, mono: number, partial: boolean): Frame {
+    const crlf = this.pendingCr && !partial;
+    if (this.pendingCr && partial) this.take(Buffer.from([CR]));
+    this.pendingCr = false;
+    const bytes = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.keptBytes);
+    const frame: Frame = {
+      dir: this.dir,
+      bytes,
+      size: this.lineBytes,
+      truncated: this.hash !== undefined,
+      time,
+      mono,
+    };
+    if (this.hash !== undefined) frame.sha256 = this.hash.digest('hex');
+    if (partial) frame.partial = true;
+    if (crlf) frame.crlf = true;
+    this.pieces = [];
+    this.keptBytes = 0;
+    this.lineBytes = 0;
+    this.hash = undefined;
+    return frame;
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * mcptap's public API, for programs and tests. The CLI is a thin layer over these; nothing here reads argv or
+ * exits the process.
+ */
+export type { Channel, Direction, Frame, Message, JsonRpcId, JsonRpcErrorObject } from './types.js';
+export { McptapError } from './types.js';
+export { MCPTAP_VERSION } from './version.js';
+
+export { startStdioTap, exitCodeOf, DEFAULT_MAX_BODY, DEFAULT_KILL_GRACE_MS } from './capture/stdio.js';
+export type { StdioTap, StdioTapOptions, StdioTapExit } from './capture/stdio.js';
+
+export { LineFramer } from './framing/lines.js';
+export { decodeJsonRpc, classifyJsonRpc } from './protocols/jsonrpc.js';
+export { McpSession } from './session/mcp-session.js';
+export { Correlator } from './session/correlator.js';
+
+export { LOG_FORMAT_VERSION } from './log/schema.js';
+export type { LogRecord, RecordDraft, RecordSink, RecordKind } from './log/schema.js';
+export { LogWriter } from './log/writer.js';
+export { resolveLogDir, logFileName, labelFromCommand } from './log/location.js';
+export { readLogs, readAllRecords, readLogFile, listLogFiles, parseRecordLine } from './log/reader.js';
+export type { SourcedRecord, LogProblem } from './log/reader.js';
+
+export { formatPretty } from './trace/pretty.js';

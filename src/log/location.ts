@@ -1,0 +1,66 @@
+/**
+ * Where logs go and what they are called.
+ *
+ * Hosts such as Claude Desktop start MCP servers with the working directory `/`, where `./logs` cannot be
+ * created; a log that silently goes nowhere defeats the tool, so the default falls back to a per-user folder.
+ */
+import { accessSync, constants } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/**
+ * The log folder: `--log-dir`, else `$MCPTAP_LOG_DIR`, else `./logs` when the working directory is writable,
+ * else a per-user folder (`$XDG_STATE_HOME/mcptap/logs`, `~/Library/Logs/mcptap`, `%LOCALAPPDATA%\mcptap\logs`).
+ */
+export function resolveLogDir(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  if (explicit) return resolve(cwd, explicit);
+  if (env.MCPTAP_LOG_DIR) return resolve(cwd, env.MCPTAP_LOG_DIR);
+  if (isWritable(cwd)) return join(cwd, 'logs');
+  return perUserLogDir(env);
+}
+
+/** The per-user log folder for this platform. */
+export function perUserLogDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+  if (platform === 'win32') return join(env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local'), 'mcptap', 'logs');
+  if (platform === 'darwin') return join(homedir(), 'Library', 'Logs', 'mcptap');
+  return join(env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'mcptap', 'logs');
+}
+
+/** `<label>-<UTC timestamp>-<pid>.ndjson`, e.g. `weather-20261129T133827Z-4242.ndjson`. */
+export function logFileName(label: string, date: Date = new Date(), pid: number = process.pid): string {
+  return `${safeLabel(label)}-${compactUtc(date)}-${pid}.ndjson`;
+}
+
+/** A label from a wrapped command: the script or package for runtimes (`node weather.js` → `weather`), else the command's base name. */
+export function labelFromCommand(command: string, args: readonly string[] = []): string {
+  const base = basename(command).replace(/\.(exe|cmd|bat|js|mjs|cjs|py)$/i, '');
+  // `node server.js`, `python weather.py`, `npx -y pkg`: the script or package says more than the runtime.
+  if (/^(node|python3?|uv|uvx|npx|bun|deno|tsx)$/i.test(base)) {
+    const script = args.find((a) => !a.startsWith('-') && a !== 'run');
+    if (script) return safeLabel(basename(script).replace(/\.(js|mjs|cjs|ts|py)$/i, '').replace(/^@[^/]+\//, ''));
+  }
+  return safeLabel(base);
+}
+
+/** A session id unique across logs: label, start time, and random bits. */
+export function newSessionId(label: string, date: Date = new Date()): string {
+  return `${safeLabel(label)}-${compactUtc(date)}-${randomBytes(3).toString('hex')}`;
+}
+
+function safeLabel(label: string): string {
+  return label.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 60) || 'mcptap';
+}
+
+function compactUtc(date: Date): string {
+  return date.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
+function isWritable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

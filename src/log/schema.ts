@@ -1,0 +1,210 @@
+/**
+ * The log record schema: the contract between the taps that write logs and everything that reads them (view,
+ * trace, replay, check, diff, export). Documented for humans in docs/log-format.md; read back only through
+ * `log/reader.ts`, which migrates older versions to this one.
+ *
+ * Bump LOG_FORMAT_VERSION when a field changes meaning or disappears (adding an optional field does not need a
+ * bump), and teach the reader to migrate the old shape.
+ */
+import type { Channel, Direction, JsonRpcErrorObject, JsonRpcId } from '../types.js';
+
+/** Version written as `v` on every record. */
+export const LOG_FORMAT_VERSION = 1;
+
+/** Every kind of record a log may hold. */
+export type RecordKind =
+  | 'lifecycle'
+  | 'request'
+  | 'response'
+  | 'notification'
+  | 'invalid'
+  | 'stderr'
+  | 'pending'
+  | 'http-request'
+  | 'http-response'
+  | 'http-end'
+  | 'sse'
+  | 'llm-request'
+  | 'llm-chunk'
+  | 'llm-response'
+  | 'llm-error';
+
+/** Fields every record has. */
+export interface RecordBase {
+  /** Schema version (LOG_FORMAT_VERSION when written). */
+  v: number;
+  /** Wall clock, epoch milliseconds, of the event (for frames: when the frame's last byte arrived). */
+  time: number;
+  /** Order of the record within its log file, from 0; breaks ties between records of the same `time`. */
+  seq: number;
+  /** The session this record belongs to; unique across logs. */
+  session: string;
+  /** Protocol spoken. */
+  channel: Channel;
+  /** Human label of the tap (`--name`, else the wrapped command's base name or the target's host). */
+  label: string;
+  /** Who sent it, where that applies. */
+  dir?: Direction;
+  kind: RecordKind;
+  /** One plain sentence a newcomer understands. */
+  msg: string;
+  /** pino's numeric level: 30 ordinary, 40 something worth a look (errors, invalid frames, pending requests). */
+  level?: number;
+}
+
+/** Fields of a record made from one frame of bytes. */
+export interface FrameFields {
+  /** Byte length of the whole frame, terminator excluded. */
+  bytes: number;
+  /** The exact frame text (UTF-8), or base64 when `rawEncoding` says so; only the head when truncated. */
+  raw: string;
+  /** Present when the frame was not valid UTF-8 and `raw` therefore holds base64 of the bytes. */
+  rawEncoding?: 'base64';
+  /** True when `raw` holds only the head of the frame (over `--max-body`). */
+  truncated?: boolean;
+  /** sha256 (hex) of the whole frame, present when truncated. */
+  sha256?: string;
+  /** True when the frame ended with `\r\n` rather than `\n`. */
+  crlf?: boolean;
+  /** For an element of a JSON-RPC batch: its place in the batch. `raw` then holds that element alone. */
+  batch?: { index: number; count: number };
+  /** For frames carried over HTTP: the exchange (HTTP request/response pair) that carried it. */
+  exchange?: string;
+}
+
+/** JSON-RPC request (`id` + `method`). */
+export interface RequestRecord extends RecordBase, FrameFields {
+  kind: 'request';
+  dir: Direction;
+  id: JsonRpcId;
+  method: string;
+  /** For `tools/call`: the tool's name. */
+  tool?: string;
+  /** `params._meta.progressToken`, when the request asks for progress. */
+  progressToken?: string | number;
+}
+
+/** JSON-RPC response or error response. */
+export interface ResponseRecord extends RecordBase, FrameFields {
+  kind: 'response';
+  dir: Direction;
+  id: JsonRpcId | null;
+  /** The method of the request this answers, when that request was seen. */
+  method?: string;
+  /** For `tools/call`: the tool's name. */
+  tool?: string;
+  /** Milliseconds between the request's last byte and this response's last byte. */
+  latencyMs?: number;
+  /** `seq` of the request this answers. */
+  requestSeq?: number;
+  /** The JSON-RPC error, for an error response. */
+  error?: JsonRpcErrorObject;
+  /** For `tools/call`: `result.isError` (a tool that failed without a JSON-RPC error). */
+  isError?: boolean;
+}
+
+/** JSON-RPC notification (`method`, no `id`). */
+export interface NotificationRecord extends RecordBase, FrameFields {
+  kind: 'notification';
+  dir: Direction;
+  method: string;
+  /** For progress and cancellation: the id of the request it refers to, when known. */
+  relatedId?: JsonRpcId;
+  /** For progress and cancellation: the method of the request it refers to, when known. */
+  relatedMethod?: string;
+  /** `seq` of the request it refers to. */
+  requestSeq?: number;
+  progressToken?: string | number;
+}
+
+/** A frame that is not JSON-RPC (stdout pollution, a broken line, a partial last line). */
+export interface InvalidRecord extends RecordBase, FrameFields {
+  kind: 'invalid';
+  dir: Direction;
+  /** Why it is not JSON-RPC, in a few words. */
+  reason: string;
+  /** True when the stream ended before the line's newline. */
+  partial?: boolean;
+  /** Best-effort id and method found in the head of a truncated frame. */
+  id?: JsonRpcId;
+  method?: string;
+}
+
+/** A line the wrapped server wrote to its stderr (free-form logging, not an error by itself). */
+export interface StderrRecord extends RecordBase {
+  kind: 'stderr';
+  dir: 's2c';
+  text: string;
+  bytes: number;
+  truncated?: boolean;
+}
+
+/** A request still unanswered when the session ended (or aged out). */
+export interface PendingRecord extends RecordBase {
+  kind: 'pending';
+  dir: Direction;
+  id: JsonRpcId;
+  method: string;
+  tool?: string;
+  requestSeq: number;
+  /** How long it had been waiting. */
+  ageMs: number;
+}
+
+/** Start, exit and other moments in the life of a tap. */
+export interface LifecycleRecord extends RecordBase {
+  kind: 'lifecycle';
+  event: 'start' | 'exit' | 'stdin-end' | 'listen' | 'close' | 'warning';
+  mcptapVersion?: string;
+  /** Wrapped command (stdio). */
+  command?: string;
+  args?: string[];
+  /** Process id of mcptap itself. */
+  pid?: number;
+  /** Process id of the wrapped child (stdio). */
+  childPid?: number;
+  cwd?: string;
+  /** Upstream URL (http). */
+  target?: string;
+  /** Address the proxy listens on (http). */
+  listen?: string;
+  code?: number | null;
+  signal?: string | null;
+  durationMs?: number;
+  /** The last lines of the child's stderr, kept for the exit record. */
+  stderrTail?: string[];
+}
+
+/**
+ * Every record kind is one of these shapes. Kinds written by the HTTP taps (http-*, sse, llm-*) are described
+ * in their own modules and in docs/log-format.md; they share RecordBase.
+ */
+export type LogRecord =
+  | RequestRecord
+  | ResponseRecord
+  | NotificationRecord
+  | InvalidRecord
+  | StderrRecord
+  | PendingRecord
+  | LifecycleRecord
+  | (RecordBase & { kind: Exclude<RecordKind, JsonRpcOrStdioKind>; [field: string]: unknown });
+
+type JsonRpcOrStdioKind = 'request' | 'response' | 'notification' | 'invalid' | 'stderr' | 'pending' | 'lifecycle';
+
+/** A record as handed to the writer: the writer adds `v`, `seq`, `session`, `channel` and `label`. */
+export type RecordDraft = DistributiveOmit<LogRecord, 'v' | 'seq' | 'session' | 'channel' | 'label'> & {
+  /** Overrides the writer's channel for this record (an HTTP tap carries several channels in one log). */
+  channel?: Channel;
+  /** Overrides the writer's session for this record. */
+  session?: string;
+};
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** Levels, as pino numbers them. */
+export const LEVEL = { info: 30, warn: 40, error: 50 } as const;
+
+/** Where records go. `write` stamps the draft (version, seq, session, channel, label) and returns its `seq`. */
+export interface RecordSink {
+  write(draft: RecordDraft): number;
+}

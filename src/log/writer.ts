@@ -1,0 +1,157 @@
+/**
+ * Writes records to one NDJSON log file through pino's asynchronous destination (SonicBoom).
+ *
+ * Records are complete objects by the time they get here, so they are serialized once with JSON.stringify and
+ * handed to the destination directly; pino's logger would only copy their keys again. The output is still
+ * pino-shaped (`level`, `time`, `msg`), so pino-pretty and other pino tools read it.
+ *
+ * The log must never break the traffic: a file that cannot be opened or written (unwritable folder, full disk)
+ * gives one warning on stderr and every later record is dropped quietly while the relay goes on. The write
+ * buffer is bounded, so a slow disk costs records, not memory.
+ */
+import { mkdirSync, openSync, closeSync, fchmodSync } from 'node:fs';
+import { join } from 'node:path';
+import pino from 'pino';
+import type { Channel } from '../types.js';
+import { LEVEL, LOG_FORMAT_VERSION, type RecordDraft, type RecordSink } from './schema.js';
+
+/** Largest amount of unwritten log text held in memory before records are dropped. */
+const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+
+export interface LogWriterOptions {
+  /** Full path of the log file. Its folder is created (0700) when missing. */
+  file: string;
+  session: string;
+  channel: Channel;
+  label: string;
+  /** Called once with a sentence when the log cannot be written. Defaults to a line on stderr. */
+  warn?: (message: string) => void;
+}
+
+type Destination = ReturnType<typeof pino.destination>;
+
+/** An open log file. Implements RecordSink so the session observers can write into it. */
+export class LogWriter implements RecordSink {
+  readonly file: string;
+  private readonly session: string;
+  private readonly channel: Channel;
+  private readonly label: string;
+  private readonly warnOnce: (message: string) => void;
+  private destination: Destination | undefined;
+  private fd = -1;
+  private seq = 0;
+  private dropped = 0;
+
+  constructor(options: LogWriterOptions) {
+    this.file = options.file;
+    this.session = options.session;
+    this.channel = options.channel;
+    this.label = options.label;
+    let warned = false;
+    const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
+    this.warnOnce = (message) => {
+      if (warned) return;
+      warned = true;
+      warn(message);
+    };
+    this.destination = this.open();
+  }
+
+  /** False once the log has failed; records are then counted but not written. */
+  get healthy(): boolean {
+    return this.destination !== undefined;
+  }
+
+  /** Stamp and write one record; returns its `seq`. Never throws. */
+  write(draft: RecordDraft): number {
+    const seq = this.seq++;
+    const destination = this.destination;
+    if (!destination) return seq;
+    const { level, time, channel, session, ...fields } = draft as RecordDraft & { level?: number };
+    const record = {
+      level: level ?? LEVEL.info,
+      v: LOG_FORMAT_VERSION,
+      time,
+      seq,
+      session: session ?? this.session,
+      channel: channel ?? this.channel,
+      label: this.label,
+      ...fields,
+    };
+    try {
+      destination.write(`${JSON.stringify(record)}\n`);
+    } catch (error) {
+      this.fail(error);
+    }
+    return seq;
+  }
+
+  /** Write everything buffered, synchronously: for process exit and fatal signals. */
+  flushSync(): void {
+    const destination = this.destination;
+    if (!destination) return;
+    try {
+      destination.flushSync();
+    } catch (error) {
+      // EAGAIN on a busy disk: the async flush will finish what it can; anything else is a real failure.
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') this.fail(error);
+    }
+  }
+
+  /** Flush and close the file. */
+  async close(): Promise<void> {
+    const destination = this.destination;
+    if (!destination) return;
+    this.destination = undefined;
+    await new Promise<void>((resolve) => {
+      destination.once('close', () => resolve());
+      destination.once('error', () => resolve());
+      try {
+        destination.end();
+      } catch {
+        resolve();
+      }
+    });
+  }
+
+  private open(): Destination | undefined {
+    let fd: number;
+    try {
+      mkdirSync(join(this.file, '..'), { recursive: true, mode: 0o700 });
+      fd = openSync(this.file, 'a', 0o600);
+      // The umask may only take bits away, but a pre-existing file keeps its mode: make it owner-only.
+      fchmodSync(fd, 0o600);
+    } catch (error) {
+      this.warnOnce(`cannot write the log ${this.file} (${describeError(error)}); the traffic goes on without a log. Choose another folder with --log-dir or MCPTAP_LOG_DIR.`);
+      return undefined;
+    }
+    this.fd = fd;
+    const destination = pino.destination({ fd, sync: false, maxLength: MAX_BUFFERED_BYTES });
+    destination.on('error', (error: unknown) => this.fail(error));
+    destination.on('drop', () => {
+      this.dropped++;
+      this.warnOnce(`the log ${this.file} is falling behind the traffic; records are being dropped (the traffic is not affected).`);
+    });
+    return destination;
+  }
+
+  private fail(error: unknown): void {
+    const destination = this.destination;
+    this.destination = undefined;
+    this.warnOnce(`writing the log ${this.file} failed (${describeError(error)}); the traffic goes on without a log.`);
+    if (destination) {
+      destination.removeAllListeners('error');
+      destination.on('error', () => {});
+      try {
+        closeSync(this.fd);
+      } catch {
+        // already closed
+      }
+    }
+  }
+}
+
+function describeError(error: unknown): string {
+  const e = error as NodeJS.ErrnoException;
+  return e?.code ? `${e.code}: ${e.message}` : String(e?.message ?? error);
+}

@@ -1,0 +1,174 @@
+/**
+ * What MCP messages mean: handshake fields, capabilities, tool lists and results, error codes. Pure helpers that
+ * read already-parsed JSON; they never throw on odd shapes (a field of the wrong type is simply not reported).
+ */
+
+/** Peer identity from `clientInfo` / `serverInfo`. */
+export interface PeerInfo {
+  name?: string;
+  version?: string;
+  title?: string;
+}
+
+/** What the JSON-RPC error codes used by MCP mean, in words. */
+const ERROR_MEANINGS: Record<number, string> = {
+  [-32700]: 'parse error: the receiver could not parse the JSON',
+  [-32600]: 'invalid request: not a valid JSON-RPC request',
+  [-32601]: 'method not found: the receiver does not implement this method',
+  [-32602]: 'invalid params: the arguments do not match what the method expects',
+  [-32603]: 'internal error inside the receiver',
+  [-32000]: 'connection closed (raised locally by the MCP SDK)',
+  [-32001]: 'request timed out (raised locally by the MCP SDK)',
+  [-32002]: 'resource not found',
+  [-32042]: 'URL elicitation required: the user must open a URL first',
+};
+
+/** A plain explanation of a JSON-RPC error code. */
+export function errorMeaning(code: number): string {
+  const known = ERROR_MEANINGS[code];
+  if (known) return known;
+  if (code <= -32000 && code >= -32099) return 'a server-defined error';
+  return 'an application-defined error';
+}
+
+export function asObject(v: unknown): Record<string, unknown> | undefined {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+export function asString(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** `clientInfo` or `serverInfo` from handshake params or result. */
+export function peerInfo(v: unknown): PeerInfo | undefined {
+  const o = asObject(v);
+  if (!o) return undefined;
+  const info: PeerInfo = {};
+  const name = asString(o.name);
+  const version = asString(o.version);
+  const title = asString(o.title);
+  if (name !== undefined) info.name = name;
+  if (version !== undefined) info.version = version;
+  if (title !== undefined) info.title = title;
+  return info;
+}
+
+/** "name version", or a stand-in when the peer did not say. */
+export function describePeer(info: PeerInfo | undefined, fallback: string): string {
+  if (!info?.name) return fallback;
+  return info.version ? `${info.name} ${info.version}` : info.name;
+}
+
+/**
+ * Capability names, with the interesting sub-flags: `resources(subscribe, listChanged)`.
+ * An empty capability object still counts: `{tools: {}}` means the server has tools.
+ */
+export function describeCapabilities(v: unknown): string[] {
+  const caps = asObject(v);
+  if (!caps) return [];
+  return Object.keys(caps).map((name) => {
+    const flags = asObject(caps[name]);
+    const on = flags ? Object.keys(flags).filter((k) => flags[k] === true) : [];
+    return on.length > 0 ? `${name}(${on.join(', ')})` : name;
+  });
+}
+
+/** Tool names from a `tools/list` result. */
+export function toolNames(result: unknown): string[] {
+  const tools = asObject(result)?.tools;
+  if (!Array.isArray(tools)) return [];
+  return tools.map((t) => asString(asObject(t)?.name)).filter((n): n is string => n !== undefined);
+}
+
+/** Names or URIs from a list result (`resources`, `prompts`, `resourceTemplates`). */
+export function listedNames(result: unknown, field: string): string[] {
+  const items = asObject(result)?.[field];
+  if (!Array.isArray(items)) return [];
+  return items
+    .map((t) => {
+      const o = asObject(t);
+      return asString(o?.name) ?? asString(o?.uri) ?? asString(o?.uriTemplate);
+    })
+    .filter((n): n is string => n !== undefined);
+}
+
+/** Content block types of a tool result, counted: "2 text, 1 image". */
+export function describeContent(result: unknown): string {
+  const o = asObject(result);
+  const content = o?.content;
+  const counts = new Map<string, number>();
+  if (Array.isArray(content)) {
+    for (const block of content) {
+      const type = asString(asObject(block)?.type) ?? 'unknown';
+      counts.set(type, (counts.get(type) ?? 0) + 1);
+    }
+  }
+  const parts = [...counts].map(([type, n]) => `${n} ${type}`);
+  if (o && 'structuredContent' in o) parts.push('structured content');
+  if (parts.length === 0) return 'no content';
+  return parts.join(', ');
+}
+
+/** The text of the first text block of a tool result, for previews. */
+export function firstText(result: unknown): string | undefined {
+  const content = asObject(result)?.content;
+  if (!Array.isArray(content)) return undefined;
+  for (const block of content) {
+    const b = asObject(block);
+    if (b?.type === 'text' && typeof b.text === 'string') return b.text;
+  }
+  return undefined;
+}
+
+/** Methods this version of mcptap knows, by who sends them; anything else is logged as unknown, never rejected. */
+export const KNOWN_METHODS = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'sampling/createMessage',
+  'roots/list',
+  'elicitation/create',
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/cancel',
+  'server/discover',
+  'notifications/initialized',
+  'notifications/roots/list_changed',
+  'notifications/message',
+  'notifications/resources/updated',
+  'notifications/resources/list_changed',
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/elicitation/complete',
+  'notifications/progress',
+  'notifications/cancelled',
+  'notifications/tasks/status',
+]);
+
+/** Shorten text to `max` characters for a one-line preview. */
+export function preview(text: string, max = 80): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+}
+
+/** A compact one-line JSON preview of a value. */
+export function previewJson(value: unknown, max = 80): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return preview(text, max);
+}

@@ -1,0 +1,118 @@
+/**
+ * Request ↔ response correlation for one JSON-RPC session. Pure state, no I/O.
+ *
+ * Both peers send requests and both count ids from 0, so a request is keyed by (direction, id): a response
+ * travelling s2c answers the c2s request with the same id, and the other way round. Progress notifications find
+ * their request by `progressToken`; `notifications/cancelled` by the canceller's own request id.
+ *
+ * The map is bounded: past `maxPending` the oldest request is evicted and handed back, so the caller can log it
+ * as pending rather than lose it silently.
+ */
+import type { Direction, JsonRpcId } from '../types.js';
+
+/** A request seen but not yet answered. */
+export interface OpenRequest {
+  dir: Direction;
+  id: JsonRpcId;
+  method: string;
+  /** `seq` of the request's record. */
+  seq: number;
+  /** Monotonic ms when it was seen. */
+  mono: number;
+  /** For `tools/call`: the tool name. */
+  tool?: string;
+  progressToken?: string | number;
+}
+
+/** What a response resolves to. */
+export interface Answered {
+  request: OpenRequest;
+  latencyMs: number;
+}
+
+export const DEFAULT_MAX_PENDING = 10_000;
+
+export class Correlator {
+  private readonly open = new Map<string, OpenRequest>();
+  private readonly byProgressToken = new Map<string, OpenRequest>();
+
+  constructor(private readonly maxPending = DEFAULT_MAX_PENDING) {}
+
+  /** Remember a request. Returns requests pushed out to make room (or replaced by one with the same key). */
+  request(request: OpenRequest): OpenRequest[] {
+    const key = requestKey(request.dir, request.id);
+    const pushedOut: OpenRequest[] = [];
+    const previous = this.open.get(key);
+    if (previous) {
+      this.forget(key, previous);
+      pushedOut.push(previous);
+    }
+    this.open.set(key, request);
+    if (request.progressToken !== undefined) this.byProgressToken.set(tokenKey(request.progressToken), request);
+    while (this.open.size > this.maxPending) {
+      const [oldestKey, oldest] = this.open.entries().next().value as [string, OpenRequest];
+      this.forget(oldestKey, oldest);
+      pushedOut.push(oldest);
+    }
+    return pushedOut;
+  }
+
+  /** A response travelling in `dir` with this id: finds and closes the request it answers. */
+  respond(dir: Direction, id: JsonRpcId | null, mono: number): Answered | undefined {
+    if (id === null) return undefined;
+    const key = requestKey(opposite(dir), id);
+    const request = this.open.get(key);
+    if (!request) return undefined;
+    this.forget(key, request);
+    return { request, latencyMs: roundMs(mono - request.mono) };
+  }
+
+  /** The open request a progress notification refers to. */
+  progress(token: string | number): OpenRequest | undefined {
+    return this.byProgressToken.get(tokenKey(token));
+  }
+
+  /** The open request a `notifications/cancelled` sent in `dir` refers to (the sender's own request). */
+  cancelled(dir: Direction, requestId: JsonRpcId): OpenRequest | undefined {
+    return this.open.get(requestKey(dir, requestId));
+  }
+
+  /** Number of requests waiting for an answer. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Hand back every open request (oldest first) and forget them all: the session ended. */
+  drain(): OpenRequest[] {
+    const all = [...this.open.values()];
+    this.open.clear();
+    this.byProgressToken.clear();
+    return all;
+  }
+
+  private forget(key: string, request: OpenRequest): void {
+    this.open.delete(key);
+    if (request.progressToken !== undefined) {
+      const tk = tokenKey(request.progressToken);
+      if (this.byProgressToken.get(tk) === request) this.byProgressToken.delete(tk);
+    }
+  }
+}
+
+export function opposite(dir: Direction): Direction {
+  return dir === 'c2s' ? 's2c' : 'c2s';
+}
+
+/** Milliseconds rounded to 0.01, enough for latencies and stable in logs. */
+export function roundMs(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
+// Typed keys: the string id "1" and the number id 1 are different requests.
+function requestKey(dir: Direction, id: JsonRpcId): string {
+  return `${dir}:${typeof id}:${id}`;
+}
+
+function tokenKey(token: string | number): string {
+  return `${typeof token}:${token}`;
+}

@@ -1,0 +1,295 @@
+/**
+ * One MCP session seen from the middle: frames in, annotated and correlated records out (through a sink).
+ *
+ * Used by every tap that carries MCP — the stdio wrapper, Streamable HTTP, legacy SSE, WebSocket — so a
+ * `tools/call` reads the same in every log. Pure apart from the sink it writes to, which tests replace with an
+ * array.
+ */
+import { isUtf8 } from 'node:buffer';
+import type { Direction, Frame, JsonRpcId, Message } from '../types.js';
+import { decodeJsonRpc, peekIdAndMethod } from '../protocols/jsonrpc.js';
+import { asObject, asString, describePeer, peerInfo } from '../protocols/mcp.js';
+import { LEVEL, type FrameFields, type RecordDraft, type RecordSink } from '../log/schema.js';
+import { Correlator, DEFAULT_MAX_PENDING, roundMs, type OpenRequest } from './correlator.js';
+import {
+  describeError,
+  describeInvalid,
+  describeNotification,
+  describePending,
+  describeRequest,
+  describeResult,
+  type HandshakeState,
+} from './annotate.js';
+
+export interface McpSessionOptions {
+  sink: RecordSink;
+  /** True for MCP over stdio, where a non-JSON-RPC line on stdout breaks clients (and is said so). */
+  stdio: boolean;
+  maxPending?: number;
+}
+
+/** Extra fields a transport adds to every frame record (an HTTP exchange id, SSE event fields, …). */
+export type FrameContext = Partial<Pick<FrameFields, 'exchange'>> & Record<string, unknown>;
+
+export class McpSession {
+  private readonly sink: RecordSink;
+  private readonly stdio: boolean;
+  private readonly correlator: Correlator;
+  readonly handshake: HandshakeState = {};
+
+  constructor(options: McpSessionOptions) {
+    this.sink = options.sink;
+    this.stdio = options.stdio;
+    this.correlator = new Correlator(options.maxPending ?? DEFAULT_MAX_PENDING);
+  }
+
+  /** Decode one frame and write its record(s). Never throws on any bytes. */
+  observe(frame: Frame, context?: FrameContext): void {
+    const utf8 = isUtf8(frame.bytes);
+    const text = frame.bytes.toString('utf8');
+    const base: FrameFields & { time: number } = {
+      time: frame.time,
+      bytes: frame.size,
+      raw: utf8 ? text : frame.bytes.toString('base64'),
+      ...context,
+    };
+    if (!utf8) base.rawEncoding = 'base64';
+    if (frame.truncated) {
+      base.truncated = true;
+      if (frame.sha256) base.sha256 = frame.sha256;
+    }
+    if (frame.crlf) base.crlf = true;
+
+    if (frame.partial) {
+      this.writeInvalid(frame, base, 'a partial line at the end of the stream', text, true);
+      return;
+    }
+    if (frame.truncated) {
+      this.observeTruncated(frame, base, text);
+      return;
+    }
+    const decoded = decodeJsonRpc(text);
+    if (!decoded.batch) {
+      this.observeMessage(frame, base, decoded.messages[0]!, text);
+      return;
+    }
+    const count = decoded.messages.length;
+    decoded.messages.forEach((message, index) => {
+      const raw = 'json' in message && message.json !== undefined ? JSON.stringify(message.json) : text;
+      this.observeMessage(frame, { ...base, raw, batch: { index, count } }, message, raw);
+    });
+  }
+
+  /** The session ended: every request still open becomes a `pending` record. */
+  end(time: number, mono: number): void {
+    for (const request of this.correlator.drain()) this.writePending(request, time, mono, 'session-ended');
+  }
+
+  /** Number of requests waiting for an answer. */
+  get openRequests(): number {
+    return this.correlator.size;
+  }
+
+  private observeMessage(frame: Frame, base: FrameFields & { time: number }, message: Message, text: string): void {
+    const dir = frame.dir;
+    switch (message.type) {
+      case 'request': {
+        const tool = message.method === 'tools/call' ? asString(message.params?.name) : undefined;
+        const progressToken = progressTokenOf(message.params);
+        if (message.method === 'initialize') this.rememberOffer(message.params);
+        const draft: RecordDraft = {
+          ...base,
+          kind: 'request',
+          dir,
+          id: message.id,
+          method: message.method,
+          msg: describeRequest(dir, message.method, message.params),
+        };
+        if (tool !== undefined) draft.tool = tool;
+        if (progressToken !== undefined) draft.progressToken = progressToken;
+        this.openRequest({ dir, id: message.id, method: message.method, mono: frame.mono, tool, progressToken }, draft, frame);
+        return;
+      }
+      case 'response': {
+        const answered = this.correlator.respond(dir, message.id, frame.mono);
+        const request = answered?.request;
+        if (request?.method === 'initialize') this.rememberAnswer(message.result);
+        const draft: RecordDraft = {
+          ...base,
+          kind: 'response',
+          dir,
+          id: message.id,
+          msg: describeResult(request, message.result, answered?.latencyMs, this.handshake),
+        };
+        if (request) {
+          draft.method = request.method;
+          draft.requestSeq = request.seq;
+          draft.latencyMs = answered.latencyMs;
+          if (request.tool !== undefined) draft.tool = request.tool;
+          if (request.method === 'tools/call') {
+            const isError = asObject(message.result)?.isError === true;
+            draft.isError = isError;
+            if (isError) draft.level = LEVEL.warn;
+          }
+        }
+        this.sink.write(draft);
+        return;
+      }
+      case 'error': {
+        const answered = this.correlator.respond(dir, message.id, frame.mono);
+        const request = answered?.request;
+        const draft: RecordDraft = {
+          ...base,
+          kind: 'response',
+          dir,
+          id: message.id,
+          error: message.error,
+          level: LEVEL.warn,
+          msg: describeError(request, message.error, answered?.latencyMs),
+        };
+        if (request) {
+          draft.method = request.method;
+          draft.requestSeq = request.seq;
+          draft.latencyMs = answered.latencyMs;
+          if (request.tool !== undefined) draft.tool = request.tool;
+        }
+        this.sink.write(draft);
+        return;
+      }
+      case 'notification': {
+        const related = this.relatedRequest(dir, message.method, message.params);
+        const draft: RecordDraft = {
+          ...base,
+          kind: 'notification',
+          dir,
+          method: message.method,
+          msg: describeNotification(dir, message.method, message.params, related),
+        };
+        const token = message.method === 'notifications/progress' ? tokenOf(message.params?.progressToken) : undefined;
+        if (token !== undefined) draft.progressToken = token;
+        if (related) {
+          draft.relatedId = related.id;
+          draft.relatedMethod = related.method;
+          draft.requestSeq = related.seq;
+        }
+        this.sink.write(draft);
+        return;
+      }
+      case 'invalid':
+        this.writeInvalid(frame, base, message.reason, text, false, message);
+        return;
+    }
+  }
+
+  /** A frame too long to keep whole: correlate it from the head if it says who it is. */
+  private observeTruncated(frame: Frame, base: FrameFields & { time: number }, head: string): void {
+    const { id, method } = peekIdAndMethod(head);
+    const dir = frame.dir;
+    const note = ' (frame too long to keep whole; its head is in raw)';
+    if (method !== undefined && id !== undefined) {
+      const draft: RecordDraft = { ...base, kind: 'request', dir, id, method, msg: `${who(dir)} sends request ${method}${note}.` };
+      this.openRequest({ dir, id, method, mono: frame.mono }, draft, frame);
+    } else if (method !== undefined) {
+      this.sink.write({ ...base, kind: 'notification', dir, method, msg: `${who(dir)} notifies ${method}${note}.` });
+    } else if (id !== undefined) {
+      const answered = this.correlator.respond(dir, id, frame.mono);
+      const draft: RecordDraft = { ...base, kind: 'response', dir, id, msg: `Response to ${answered?.request.method ?? 'a request mcptap did not see'}${note}.` };
+      if (answered) {
+        draft.method = answered.request.method;
+        draft.requestSeq = answered.request.seq;
+        draft.latencyMs = answered.latencyMs;
+        if (answered.request.tool !== undefined) draft.tool = answered.request.tool;
+      }
+      this.sink.write(draft);
+    } else {
+      this.writeInvalid(frame, base, 'a frame too long to inspect, with no id or method in its head', head, false);
+    }
+  }
+
+  private openRequest(
+    request: Omit<OpenRequest, 'seq' | 'tool' | 'progressToken'> & { tool?: string | undefined; progressToken?: string | number | undefined },
+    draft: RecordDraft,
+    frame: Frame,
+  ): void {
+    const seq = this.sink.write(draft);
+    const open: OpenRequest = { dir: request.dir, id: request.id, method: request.method, mono: request.mono, seq };
+    if (request.tool !== undefined) open.tool = request.tool;
+    if (request.progressToken !== undefined) open.progressToken = request.progressToken;
+    for (const pushedOut of this.correlator.request(open)) this.writePending(pushedOut, frame.time, frame.mono, 'evicted');
+  }
+
+  private relatedRequest(dir: Direction, method: string, params: Record<string, unknown> | undefined): OpenRequest | undefined {
+    if (method === 'notifications/progress') {
+      const token = tokenOf(params?.progressToken);
+      return token === undefined ? undefined : this.correlator.progress(token);
+    }
+    if (method === 'notifications/cancelled') {
+      const id = params?.requestId;
+      return typeof id === 'string' || typeof id === 'number' ? this.correlator.cancelled(dir, id) : undefined;
+    }
+    return undefined;
+  }
+
+  private writeInvalid(
+    frame: Frame,
+    base: FrameFields & { time: number },
+    reason: string,
+    text: string,
+    partial: boolean,
+    message?: { id?: JsonRpcId; method?: string },
+  ): void {
+    const draft: RecordDraft = {
+      ...base,
+      kind: 'invalid',
+      dir: frame.dir,
+      reason,
+      level: LEVEL.warn,
+      msg: describeInvalid(frame.dir, reason, text, partial, this.stdio),
+    };
+    if (partial) draft.partial = true;
+    if (message?.id !== undefined) draft.id = message.id;
+    if (message?.method !== undefined) draft.method = message.method;
+    this.sink.write(draft);
+  }
+
+  private writePending(request: OpenRequest, time: number, mono: number, why: 'session-ended' | 'evicted'): void {
+    const ageMs = roundMs(mono - request.mono);
+    const draft: RecordDraft = {
+      time,
+      kind: 'pending',
+      dir: request.dir,
+      id: request.id,
+      method: request.method,
+      requestSeq: request.seq,
+      ageMs,
+      level: LEVEL.warn,
+      msg: describePending(request, ageMs, why),
+    };
+    if (request.tool !== undefined) draft.tool = request.tool;
+    this.sink.write(draft);
+  }
+
+  private rememberOffer(params: Record<string, unknown> | undefined): void {
+    const version = asString(params?.protocolVersion);
+    if (version !== undefined) this.handshake.offeredVersion = version;
+    this.handshake.client = describePeer(peerInfo(params?.clientInfo), 'an unnamed client');
+  }
+
+  private rememberAnswer(result: unknown): void {
+    const r = asObject(result);
+    const version = asString(r?.protocolVersion);
+    if (version !== undefined) this.handshake.agreedVersion = version;
+    this.handshake.server = describePeer(peerInfo(r?.serverInfo), 'an unnamed server');
+  }
+}
+
+const who = (dir: Direction): string => (dir === 'c2s' ? 'Client' : 'Server');
+
+function tokenOf(v: unknown): string | number | undefined {
+  return typeof v === 'string' || typeof v === 'number' ? v : undefined;
+}
+
+/** `params._meta.progressToken` of a request. */
+function progressTokenOf(params: Record<string, unknown> | undefined): string | number | undefined {
+  return tokenOf(asObject(params?._meta)?.progressToken);
+}

@@ -1,0 +1,68 @@
+/**
+ * The readable timeline: one line per record — time, label, direction arrow, kind, method and id, latency, and
+ * the record's sentence. Pure: records in, text out; colour is an option so pipes get plain text.
+ */
+import type { LogRecord } from '../log/schema.js';
+
+export interface PrettyOptions {
+  color: boolean;
+  /** Show times relative to the first record (`+12.345s`) instead of wall-clock times. */
+  relative?: boolean;
+}
+
+const CODES = { dim: 2, red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, gray: 90 } as const;
+type Colour = keyof typeof CODES;
+
+/** Format records as timeline lines (no trailing newline on each). */
+export function formatPretty(records: readonly LogRecord[], options: PrettyOptions): string[] {
+  const paint = (colour: Colour, text: string): string => (options.color ? `\u001b[${CODES[colour]}m${text}\u001b[0m` : text);
+  const first = records[0]?.time ?? 0;
+  const labelWidth = Math.min(16, Math.max(0, ...records.map((r) => (r.label ?? '').length)));
+  return records.map((r) => {
+    const time = options.relative ? `+${((r.time - first) / 1000).toFixed(3)}s` : clock(r.time);
+    const label = (r.label ?? '').padEnd(labelWidth).slice(0, labelWidth);
+    const arrow = r.dir === 'c2s' ? '\u2192' : r.dir === 's2c' ? '\u2190' : '\u00b7';
+    const kind = kindColumn(r);
+    const colour = colourOf(r);
+    const what = [methodColumn(r), latencyColumn(r)].filter(Boolean).join(' ');
+    return [paint('gray', time), paint('cyan', label), arrow, paint(colour, kind.padEnd(12)), what ? paint('magenta', what) : '', r.msg]
+      .filter((part) => part !== '')
+      .join(' ');
+  });
+}
+
+function clock(epochMs: number): string {
+  const d = new Date(epochMs);
+  const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+function kindColumn(r: LogRecord): string {
+  if (r.kind === 'response' && 'error' in r && r.error) return 'error';
+  if (r.kind === 'lifecycle' && 'event' in r) return `${r.event}`;
+  return r.kind;
+}
+
+function methodColumn(r: LogRecord): string {
+  const o = r as Record<string, unknown>;
+  const method = typeof o.method === 'string' ? o.method : typeof o.model === 'string' ? o.model : undefined;
+  const id = o.id;
+  const tool = typeof o.tool === 'string' ? ` ${o.tool}` : '';
+  if (method === undefined && id === undefined) return '';
+  return `${method ?? ''}${tool}${id !== undefined && id !== null ? ` #${String(id)}` : ''}`.trim();
+}
+
+function latencyColumn(r: LogRecord): string {
+  const o = r as Record<string, unknown>;
+  return typeof o.latencyMs === 'number' ? `${o.latencyMs}ms` : '';
+}
+
+function colourOf(r: LogRecord): Colour {
+  const o = r as Record<string, unknown>;
+  if (r.kind === 'invalid' || r.kind === 'pending' || o.error !== undefined || o.isError === true || r.kind === 'llm-error') return 'red';
+  if (r.kind === 'stderr') return 'gray';
+  if (r.kind === 'lifecycle') return 'yellow';
+  if (r.kind === 'request' || r.kind === 'llm-request' || r.kind === 'http-request') return 'blue';
+  if (r.kind === 'response' || r.kind === 'llm-response' || r.kind === 'http-response') return 'green';
+  return 'dim';
+}

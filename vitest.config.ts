@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects so `npm run test:unit` stays instant while integration tests spawn real processes and sockets.
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
