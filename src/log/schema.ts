@@ -175,9 +175,172 @@ export interface LifecycleRecord extends RecordBase {
   stderrTail?: string[];
 }
 
+/** Headers as logged: lower-case names, secret values replaced by "[redacted]". */
+export type LoggedHeaders = Record<string, string | string[]>;
+
+/** An HTTP request as it reached the proxy (logged when its body has been read). */
+export interface HttpRequestRecord extends RecordBase {
+  kind: 'http-request';
+  dir: 'c2s';
+  /** Id of the HTTP exchange (request + response), unique within the log. */
+  exchange: string;
+  method: string;
+  /** Path and query, as sent. */
+  path: string;
+  headers: LoggedHeaders;
+  /** Request body text (decoded copy), only up to --max-body; absent when empty. */
+  body?: string;
+  bodyEncoding?: 'base64';
+  bodyBytes: number;
+  bodyTruncated?: boolean;
+}
+
+/** Response status and headers, logged when they arrive (before the body streams). */
+export interface HttpResponseRecord extends RecordBase {
+  kind: 'http-response';
+  dir: 's2c';
+  exchange: string;
+  status: number;
+  headers: LoggedHeaders;
+  /** Milliseconds from the end of the request to the response headers. */
+  ttfbMs: number;
+}
+
+/** How an HTTP exchange ended: complete, or which side broke it. */
+export type HttpOutcome = 'complete' | 'client-aborted' | 'upstream-reset' | 'upstream-unreachable' | 'upgraded';
+
+/** The end of an HTTP exchange, with what is needed to replay it. */
+export interface HttpEndRecord extends RecordBase {
+  kind: 'http-end';
+  exchange: string;
+  method: string;
+  path: string;
+  status?: number;
+  outcome: HttpOutcome;
+  /** Request and response body sizes in bytes, as forwarded (compressed bytes when compressed). */
+  reqBytes: number;
+  resBytes: number;
+  durationMs: number;
+  /** Response body (decoded copy), only up to --max-body. */
+  body?: string;
+  bodyEncoding?: 'base64';
+  bodyTruncated?: boolean;
+  /** Response chunk boundaries as `[msSinceResponseHeaders, byteLength]`, for replay with recorded spacing (bounded). */
+  chunks?: [number, number][];
+  /** What went wrong, for outcomes other than complete. */
+  error?: { name: string; code?: string; message: string };
+}
+
+/** A tool call the model made, reassembled. */
+export interface LlmToolCall {
+  /** Tool-call id when the API gives one (OpenAI always; newer Ollama `call_…`; older Ollama none). */
+  id?: string;
+  name: string;
+  /** Arguments parsed to an object; when the model wrote invalid JSON, the raw string. */
+  arguments: unknown;
+  /** The raw argument string, kept only when it is not valid JSON. */
+  argumentsRaw?: string;
+  index?: number;
+}
+
+/** A tool result the agent sends back to the model inside a request. */
+export interface LlmToolResult {
+  toolCallId?: string;
+  name?: string;
+  content: string;
+}
+
+/** One call to an LLM API (Ollama or OpenAI-compatible). */
+export interface LlmRequestRecord extends RecordBase {
+  kind: 'llm-request';
+  dir: 'c2s';
+  exchange: string;
+  /** API path, e.g. /api/chat or /v1/chat/completions. */
+  endpoint: string;
+  model?: string;
+  stream: boolean;
+  messageCount: number;
+  /** Names of the tools offered to the model. */
+  tools: string[];
+  /** Tool results this request carries back to the model. */
+  toolResults: LlmToolResult[];
+  /** Tool calls the assistant messages in the history contain (what the agent says the model asked for). */
+  historyToolCalls?: LlmToolCall[];
+  /** Preview of the last user message. */
+  prompt?: string;
+}
+
+/** One streamed chunk of an LLM reply (off with --no-chunks). */
+export interface LlmChunkRecord extends RecordBase {
+  kind: 'llm-chunk';
+  dir: 's2c';
+  exchange: string;
+  /** Milliseconds since the request was sent. */
+  sinceMs: number;
+  /** The chunk's text as sent (one NDJSON line, or one SSE event's data). */
+  raw: string;
+  /** Text this chunk adds to the answer, if any. */
+  delta?: string;
+}
+
+/** Token counts and timings of an LLM reply. */
+export interface LlmUsage {
+  promptTokens?: number;
+  completionTokens?: number;
+  totalTokens?: number;
+  /** Ollama only: its nanosecond durations converted to milliseconds. */
+  totalMs?: number;
+  loadMs?: number;
+  promptEvalMs?: number;
+  evalMs?: number;
+  /** completionTokens / eval time (Ollama), when known. */
+  tokensPerSecond?: number;
+}
+
+/** The model's whole reply, reassembled from the stream (or read from one JSON body). */
+export interface LlmResponseRecord extends RecordBase {
+  kind: 'llm-response';
+  dir: 's2c';
+  exchange: string;
+  endpoint: string;
+  model?: string;
+  status: number;
+  content: string;
+  thinking?: string;
+  toolCalls: LlmToolCall[];
+  finishReason?: string;
+  usage?: LlmUsage;
+  /** Milliseconds from the request to the first byte of content (streams only). */
+  ttftMs?: number;
+  durationMs: number;
+  chunkCount?: number;
+}
+
+/** An LLM API error: before the stream (an HTTP error status) or inside it (an error line or event). */
+export interface LlmErrorRecord extends RecordBase {
+  kind: 'llm-error';
+  dir: 's2c';
+  exchange: string;
+  endpoint: string;
+  status: number;
+  phase: 'before-stream' | 'in-stream';
+  error: string;
+}
+
+/** An SSE event or comment that carries no JSON-RPC (priming events, keep-alives, `endpoint`, `retry`). */
+export interface SseRecord extends RecordBase {
+  kind: 'sse';
+  dir: 's2c';
+  exchange: string;
+  event?: string;
+  id?: string;
+  retry?: number;
+  data?: string;
+  comment?: string;
+}
+
 /**
- * Every record kind is one of these shapes. Kinds written by the HTTP taps (http-*, sse, llm-*) are described
- * in their own modules and in docs/log-format.md; they share RecordBase.
+ * Every record kind is one of these shapes.
  */
 export type LogRecord =
   | RequestRecord
@@ -187,9 +350,14 @@ export type LogRecord =
   | StderrRecord
   | PendingRecord
   | LifecycleRecord
-  | (RecordBase & { kind: Exclude<RecordKind, JsonRpcOrStdioKind>; [field: string]: unknown });
-
-type JsonRpcOrStdioKind = 'request' | 'response' | 'notification' | 'invalid' | 'stderr' | 'pending' | 'lifecycle';
+  | HttpRequestRecord
+  | HttpResponseRecord
+  | HttpEndRecord
+  | SseRecord
+  | LlmRequestRecord
+  | LlmChunkRecord
+  | LlmResponseRecord
+  | LlmErrorRecord;
 
 /** A record as handed to the writer: the writer adds `v`, `seq`, `session`, `channel` and `label`. */
 export type RecordDraft = DistributiveOmit<LogRecord, 'v' | 'seq' | 'session' | 'channel' | 'label'> & {

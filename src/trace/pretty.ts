@@ -44,7 +44,7 @@ function kindColumn(r: LogRecord): string {
 }
 
 function methodColumn(r: LogRecord): string {
-  const o = r as Record<string, unknown>;
+  const o = r as unknown as Record<string, unknown>;
   const method = typeof o.method === 'string' ? o.method : typeof o.model === 'string' ? o.model : undefined;
   const id = o.id;
   const tool = typeof o.tool === 'string' ? ` ${o.tool}` : '';
@@ -53,12 +53,12 @@ function methodColumn(r: LogRecord): string {
 }
 
 function latencyColumn(r: LogRecord): string {
-  const o = r as Record<string, unknown>;
+  const o = r as unknown as Record<string, unknown>;
   return typeof o.latencyMs === 'number' ? `${o.latencyMs}ms` : '';
 }
 
 function colourOf(r: LogRecord): Colour {
-  const o = r as Record<string, unknown>;
+  const o = r as unknown as Record<string, unknown>;
   if (r.kind === 'invalid' || r.kind === 'pending' || o.error !== undefined || o.isError === true || r.kind === 'llm-error') return 'red';
   if (r.kind === 'stderr') return 'gray';
   if (r.kind === 'lifecycle') return 'yellow';
