@@ -238,7 +238,7 @@ export function describeNotification(
 export function describeInvalid(dir: Direction, reason: string, head: string, partial: boolean, stdio: boolean): string {
   const shown = head.length ? `: "${preview(head, 100)}"` : '';
   if (partial) {
-    return `The ${dir === 'c2s' ? 'client' : 'server'}\u2019s stream ended in the middle of a line (no newline after it); the peer never received a whole message${shown}.`;
+    return `The ${dir === 'c2s' ? 'client' : 'server'}\u2019s stream ended in the middle of a line: these bytes were passed on, but without a newline the ${dir === 'c2s' ? 'server' : 'client'} cannot read them as a message${shown}.`;
   }
   if (dir === 's2c' && stdio) {
     return `The server wrote a line that is not JSON-RPC to stdout (${reason}); MCP clients will fail on it. Send logs to stderr instead${shown}.`;
