@@ -9,12 +9,12 @@
  * and `uv run` grandchildren go too), stdin EOF ends the child's stdin and starts the same escalation the MCP SDK
  * uses (wait → SIGTERM → wait → SIGKILL, unref'd timers), and the child's exit code becomes ours.
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn as spawnPosix, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
-import spawn from 'cross-spawn';
 import { LineFramer } from '../framing/lines.js';
 import { McpSession } from '../session/mcp-session.js';
 import { LogWriter } from '../log/writer.js';
@@ -91,7 +91,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
 
   // Own process group on POSIX so signals reach grandchildren (npx → node, uv → python) too.
   const groupKill = process.platform !== 'win32';
-  const child = spawn(options.command, args, {
+  const child = spawnCommand(options.command, args, {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: options.env ?? process.env,
     cwd: options.cwd,
@@ -270,6 +270,17 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     exited,
     signal: (signal) => escalate(signal),
   };
+}
+
+/**
+ * Spawn the way users expect on every platform: on Windows `npx`, `uv` and friends are `.cmd` shims that
+ * child_process cannot start by name, and cross-spawn resolves them. Elsewhere cross-spawn would only call
+ * child_process.spawn, so it is not even loaded (server start-up time matters).
+ */
+function spawnCommand(command: string, args: string[], options: SpawnOptions): ChildProcess {
+  if (process.platform !== 'win32') return spawnPosix(command, args, options);
+  const crossSpawn = createRequire(import.meta.url)('cross-spawn') as typeof spawnPosix;
+  return crossSpawn(command, args, options);
 }
 
 /** The child's code, or 128 + n for death by signal n (what shells report). */

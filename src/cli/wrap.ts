@@ -1,13 +1,66 @@
 /**
  * `mcptap [options] -- <command> [args...]` (also `mcptap stdio ... -- <command>`): wrap a stdio MCP server.
  * A thin layer over startStdioTap: flags in, exit code out.
+ *
+ * This command starts with every MCP server a host launches, so it has a fast path (entry.ts → runWrap) that
+ * reads its three flags by hand and loads neither yargs nor the rest of the library. Anything the fast path
+ * does not recognise (help, a typo, another command) goes through yargs as usual.
  */
 import type { Argv } from 'yargs';
-import { startStdioTap, DEFAULT_MAX_BODY } from '../index.js';
-import { fail, type CliContext, type RegisterCommand } from './shared.js';
+import { startStdioTap, DEFAULT_MAX_BODY } from '../capture/stdio.js';
 import { McptapError } from '../types.js';
+import { fail, type CliContext, type RegisterCommand } from './shared.js';
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** The wrap command's flags, parsed. */
+export interface WrapFlags {
+  logDir?: string;
+  name?: string;
+  maxBody?: number;
+}
+
+/**
+ * Read the wrap flags from the words before `--` when they are exactly what the fast path knows
+ * (`[stdio] [--log-dir D] [--name N] [--max-body B]`, also as `--flag=value`); otherwise undefined.
+ */
+export function parseWrapFlags(words: readonly string[]): WrapFlags | undefined {
+  const flags: WrapFlags = {};
+  let i = words[0] === 'stdio' ? 1 : 0;
+  while (i < words.length) {
+    const word = words[i]!;
+    const eq = word.indexOf('=');
+    const name = eq === -1 ? word : word.slice(0, eq);
+    const value = eq === -1 ? words[i + 1] : word.slice(eq + 1);
+    if (value === undefined) return undefined;
+    if (name === '--log-dir') flags.logDir = value;
+    else if (name === '--name') flags.name = value;
+    else if (name === '--max-body' && /^\d+$/.test(value)) flags.maxBody = Number(value);
+    else return undefined;
+    i += eq === -1 ? 2 : 1;
+  }
+  return flags;
+}
+
+/** Start the tap, forward signals, and exit with the server's code. */
+export function runWrap(flags: WrapFlags, wrapped: readonly string[]): void {
+  const [command, ...args] = wrapped;
+  if (!command) {
+    fail(new McptapError('NO_COMMAND', 'nothing to wrap. Put the MCP server\u2019s command after --, for example: mcptap -- python weather.py'), 2);
+  }
+  const tap = startStdioTap({
+    command,
+    args,
+    ...(flags.logDir !== undefined ? { logDir: flags.logDir } : {}),
+    ...(flags.name !== undefined ? { label: flags.name } : {}),
+    maxBody: flags.maxBody ?? DEFAULT_MAX_BODY,
+  });
+  for (const signal of FORWARDED_SIGNALS) process.on(signal, () => tap.signal(signal));
+  void tap.exited.then(({ exitCode }) => {
+    // Let what the child wrote reach the client before leaving; stdin may still be open, so exit explicitly.
+    process.stdout.write('', () => process.exit(exitCode));
+  });
+}
 
 function wrapOptions(y: Argv): Argv {
   return y
@@ -19,30 +72,18 @@ function wrapOptions(y: Argv): Argv {
     .example('"args": ["-y", "mcptap", "--", "python", "weather.py"]', 'In an mcpServers entry: command "npx" with these args');
 }
 
-function run(argv: Record<string, unknown>, context: CliContext): void {
-  const [command, ...args] = context.wrapped;
-  if (!command) {
-    fail(new McptapError('NO_COMMAND', 'nothing to wrap. Put the MCP server\u2019s command after --, for example: mcptap -- python weather.py'), 2);
-  }
+function runFromYargs(argv: Record<string, unknown>, context: CliContext): void {
   const maxBody = argv['max-body'] as number;
-  if (!Number.isFinite(maxBody) || maxBody < 0) {
-    fail(new McptapError('BAD_FLAG', `--max-body must be a number of bytes (0 or more), not ${String(argv['max-body'])}.`), 2);
+  if (!Number.isInteger(maxBody) || maxBody < 0) {
+    fail(new McptapError('BAD_FLAG', `--max-body must be a whole number of bytes (0 or more), not ${String(argv['max-body'])}.`), 2);
   }
-  const tap = startStdioTap({
-    command,
-    args,
-    ...(typeof argv['log-dir'] === 'string' ? { logDir: argv['log-dir'] } : {}),
-    ...(typeof argv.name === 'string' ? { label: argv.name } : {}),
-    maxBody,
-  });
-  for (const signal of FORWARDED_SIGNALS) process.on(signal, () => tap.signal(signal));
-  void tap.exited.then(({ exitCode }) => {
-    // Let what the child wrote reach the client before leaving; stdin may still be open, so exit explicitly.
-    process.stdout.write('', () => process.exit(exitCode));
-  });
+  const flags: WrapFlags = { maxBody };
+  if (typeof argv['log-dir'] === 'string') flags.logDir = argv['log-dir'];
+  if (typeof argv.name === 'string') flags.name = argv.name;
+  runWrap(flags, context.wrapped);
 }
 
 export const registerWrap: RegisterCommand = (cli, context) =>
   cli
-    .command('$0', 'Wrap a stdio MCP server: mcptap [options] -- <command> [args...]', wrapOptions, (argv) => run(argv, context))
-    .command('stdio', 'Same as the default command: wrap a stdio MCP server', wrapOptions, (argv) => run(argv, context));
+    .command('$0', 'Wrap a stdio MCP server: mcptap [options] -- <command> [args...]', wrapOptions, (argv) => runFromYargs(argv, context))
+    .command('stdio', 'Same as the default command: wrap a stdio MCP server', wrapOptions, (argv) => runFromYargs(argv, context));

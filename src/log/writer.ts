@@ -1,22 +1,23 @@
 /**
- * Writes records to one NDJSON log file through pino's asynchronous destination (SonicBoom).
+ * Writes records to one NDJSON log file, asynchronously and in order (see append-file.ts for why not pino's
+ * SonicBoom destination).
  *
- * Records are complete objects by the time they get here, so they are serialized once with JSON.stringify and
- * handed to the destination directly; pino's logger would only copy their keys again. The output is still
- * pino-shaped (`level`, `time`, `msg`), so pino-pretty and other pino tools read it.
+ * Records are complete objects by the time they get here, so they are serialized once with JSON.stringify; a
+ * logger would only copy their keys again. The output is pino-shaped (`level`, `time`, `msg`), so pino-pretty
+ * and other pino tools read it.
  *
  * The log must never break the traffic: a file that cannot be opened or written (unwritable folder, full disk)
  * gives one warning on stderr and every later record is dropped quietly while the relay goes on. The write
- * buffer is bounded, so a slow disk costs records, not memory.
+ * queue is bounded, so a slow disk costs records, not memory.
  */
-import { mkdirSync, openSync, closeSync, fchmodSync } from 'node:fs';
+import { mkdirSync, openSync, fchmodSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
 import type { Channel } from '../types.js';
+import { AppendFile } from './append-file.js';
 import { LEVEL, LOG_FORMAT_VERSION, type RecordDraft, type RecordSink } from './schema.js';
 
 /** Largest amount of unwritten log text held in memory before records are dropped. */
-const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 
 export interface LogWriterOptions {
   /** Full path of the log file. Its folder is created (0700) when missing. */
@@ -28,8 +29,6 @@ export interface LogWriterOptions {
   warn?: (message: string) => void;
 }
 
-type Destination = ReturnType<typeof pino.destination>;
-
 /** An open log file. Implements RecordSink so the session observers can write into it. */
 export class LogWriter implements RecordSink {
   readonly file: string;
@@ -37,10 +36,8 @@ export class LogWriter implements RecordSink {
   private readonly channel: Channel;
   private readonly label: string;
   private readonly warnOnce: (message: string) => void;
-  private destination: Destination | undefined;
-  private fd = -1;
+  private destination: AppendFile | undefined;
   private seq = 0;
-  private dropped = 0;
 
   constructor(options: LogWriterOptions) {
     this.file = options.file;
@@ -78,43 +75,23 @@ export class LogWriter implements RecordSink {
       label: this.label,
       ...fields,
     };
-    try {
-      destination.write(`${JSON.stringify(record)}\n`);
-    } catch (error) {
-      this.fail(error);
-    }
+    destination.write(`${JSON.stringify(record)}\n`);
     return seq;
   }
 
-  /** Write everything buffered, synchronously: for process exit and fatal signals. */
+  /** Write everything queued, synchronously: for process exit and fatal signals. */
   flushSync(): void {
-    const destination = this.destination;
-    if (!destination) return;
-    try {
-      destination.flushSync();
-    } catch (error) {
-      // EAGAIN on a busy disk: the async flush will finish what it can; anything else is a real failure.
-      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') this.fail(error);
-    }
+    this.destination?.flushSync();
   }
 
-  /** Flush and close the file. */
+  /** Wait for pending writes, then close the file. */
   async close(): Promise<void> {
     const destination = this.destination;
-    if (!destination) return;
     this.destination = undefined;
-    await new Promise<void>((resolve) => {
-      destination.once('close', () => resolve());
-      destination.once('error', () => resolve());
-      try {
-        destination.end();
-      } catch {
-        resolve();
-      }
-    });
+    await destination?.end();
   }
 
-  private open(): Destination | undefined {
+  private open(): AppendFile | undefined {
     let fd: number;
     try {
       mkdirSync(join(this.file, '..'), { recursive: true, mode: 0o700 });
@@ -125,29 +102,14 @@ export class LogWriter implements RecordSink {
       this.warnOnce(`cannot write the log ${this.file} (${describeError(error)}); the traffic goes on without a log. Choose another folder with --log-dir or MCPTAP_LOG_DIR.`);
       return undefined;
     }
-    this.fd = fd;
-    const destination = pino.destination({ fd, sync: false, maxLength: MAX_BUFFERED_BYTES });
-    destination.on('error', (error: unknown) => this.fail(error));
-    destination.on('drop', () => {
-      this.dropped++;
-      this.warnOnce(`the log ${this.file} is falling behind the traffic; records are being dropped (the traffic is not affected).`);
+    return new AppendFile(fd, {
+      maxQueuedBytes: MAX_QUEUED_BYTES,
+      onError: (error) => {
+        this.destination = undefined;
+        this.warnOnce(`writing the log ${this.file} failed (${describeError(error)}); the traffic goes on without a log.`);
+      },
+      onDrop: () => this.warnOnce(`the log ${this.file} is falling behind the traffic; records are being dropped (the traffic is not affected).`),
     });
-    return destination;
-  }
-
-  private fail(error: unknown): void {
-    const destination = this.destination;
-    this.destination = undefined;
-    this.warnOnce(`writing the log ${this.file} failed (${describeError(error)}); the traffic goes on without a log.`);
-    if (destination) {
-      destination.removeAllListeners('error');
-      destination.on('error', () => {});
-      try {
-        closeSync(this.fd);
-      } catch {
-        // already closed
-      }
-    }
   }
 }
 

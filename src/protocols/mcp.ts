@@ -158,7 +158,8 @@ export const KNOWN_METHODS = new Set([
 
 /** Shorten text to `max` characters for a one-line preview. */
 export function preview(text: string, max = 80): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
+  // Cut before folding white space: frames can be megabytes and only the head is shown.
+  const oneLine = text.slice(0, max * 4).replace(/\s+/g, ' ').trim();
   return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
 }
 

@@ -1,0 +1,175 @@
+// stdio benchmarks, side by side in one run: the echo server spawned directly, behind a bare Node pipe relay
+// (the floor for any Node wrapper), and behind mcptap with full logging. Run: node bench/stdio.mjs
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ECHO = join(here, 'echo-server.mjs');
+const BARE = join(here, 'bare-relay.mjs');
+const MCPTAP = join(here, '..', 'bin', 'mcptap.js');
+
+/** The three ways to reach a server (the echo server by default). `logDir` receives mcptap's logs. */
+export function stdioSubjects(logDir, server = [process.execPath, ECHO]) {
+  const [command, ...args] = server;
+  return [
+    { name: 'direct', command, args },
+    { name: 'bare relay', command: process.execPath, args: [BARE, '--', ...server] },
+    { name: 'mcptap (full logging)', command: process.execPath, args: [MCPTAP, '--log-dir', logDir, '--', ...server] },
+  ];
+}
+
+function start(subject) {
+  const child = spawn(subject.command, subject.args, { stdio: ['pipe', 'pipe', 'ignore'] });
+  child.stdin.on('error', () => {});
+  return child;
+}
+
+/** Resolves with each complete line the child writes, through `onLine`. */
+function onLines(child, onLine) {
+  let tail = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (text) => {
+    let start = 0;
+    let nl;
+    while ((nl = text.indexOf('\n', start)) !== -1) {
+      onLine(tail + text.slice(start, nl));
+      tail = '';
+      start = nl + 1;
+    }
+    tail += text.slice(start);
+  });
+}
+
+async function stop(child) {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.stdin.end();
+  await exited;
+}
+
+/** Sequential request → response round trips: msgs/s and latency percentiles in µs. */
+export async function roundTrips(subject, rounds = 5000, warmup = 500) {
+  const child = start(subject);
+  let waiting;
+  onLines(child, () => waiting?.());
+  const once = (id) =>
+    new Promise((resolve) => {
+      waiting = resolve;
+      child.stdin.write(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}\n`);
+    });
+  for (let i = 0; i < warmup; i++) await once(i);
+  const samples = new Float64Array(rounds);
+  const begin = process.hrtime.bigint();
+  for (let i = 0; i < rounds; i++) {
+    const t0 = process.hrtime.bigint();
+    await once(warmup + i);
+    samples[i] = Number(process.hrtime.bigint() - t0) / 1000;
+  }
+  const seconds = Number(process.hrtime.bigint() - begin) / 1e9;
+  await stop(child);
+  samples.sort();
+  return {
+    msgsPerSecond: rounds / seconds,
+    p50us: samples[Math.floor(rounds * 0.5)],
+    p99us: samples[Math.floor(rounds * 0.99)],
+  };
+}
+
+/** Pipelined 64 KiB frames echoed back: MB/s of payload through the relay (both ways). */
+export async function throughput(subject, frames = 512, frameBytes = 64 * 1024) {
+  const child = start(subject);
+  const padding = 'x'.repeat(frameBytes - 80);
+  const line = `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${padding}"}}\n`;
+  const total = Buffer.byteLength(line) * frames;
+  let received = 0;
+  const done = new Promise((resolve) => {
+    child.stdout.on('data', (chunk) => {
+      received += chunk.length;
+      if (received >= total) resolve();
+    });
+  });
+  const begin = process.hrtime.bigint();
+  for (let i = 0; i < frames; i++) {
+    if (!child.stdin.write(line)) await new Promise((resolve) => child.stdin.once('drain', resolve));
+  }
+  await done;
+  const seconds = Number(process.hrtime.bigint() - begin) / 1e9;
+  await stop(child);
+  return { mbPerSecond: total / 1e6 / seconds };
+}
+
+/** Milliseconds from spawn to the answer of the first request (the start-up a host waits for). */
+export async function startup(subject, runs = 10) {
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    const child = start(subject);
+    await new Promise((resolve) => {
+      onLines(child, resolve);
+      child.stdin.write('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}\n');
+    });
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    await stop(child);
+  }
+  times.sort((a, b) => a - b);
+  return { medianMs: times[Math.floor(times.length / 2)] };
+}
+
+/** Peak RSS (MB) of the relay process while one `megabytes` MB frame passes through (Linux: /proc VmHWM). */
+export async function peakRssOneFrame(subject, megabytes = 100) {
+  const child = start(subject);
+  let peakKb = 0;
+  const poll = setInterval(() => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (m) peakKb = Math.max(peakKb, Number(m[1]));
+    } catch {
+      // the process has gone
+    }
+  }, 20);
+  const size = megabytes * 1024 * 1024;
+  let received = 0;
+  const done = new Promise((resolve) => {
+    child.stdout.on('data', (chunk) => {
+      received += chunk.length;
+      if (received >= size + 1) resolve();
+    });
+  });
+  const piece = Buffer.alloc(1024 * 1024, 0x61);
+  for (let i = 0; i < megabytes; i++) {
+    if (!child.stdin.write(piece)) await new Promise((resolve) => child.stdin.once('drain', resolve));
+  }
+  child.stdin.write('\n');
+  await done;
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  clearInterval(poll);
+  await stop(child);
+  return { peakRssMb: peakKb / 1024 };
+}
+
+/** Every stdio figure for every subject, in one run. */
+export async function runStdioBenchmarks({ quick = false } = {}) {
+  const logDir = mkdtempSync(join(tmpdir(), 'mcptap-bench-'));
+  try {
+    const rows = [];
+    // The 100 MB frame goes through `cat`: the relay's memory is measured, not a JSON server's.
+    const catSubjects = stdioSubjects(logDir, ['cat']);
+    for (const [i, subject] of stdioSubjects(logDir).entries()) {
+      const rt = await roundTrips(subject, quick ? 1000 : 5000);
+      const tp = await throughput(subject, quick ? 128 : 512);
+      const su = await startup(subject, quick ? 3 : 10);
+      const mem = await peakRssOneFrame(catSubjects[i], quick ? 20 : 100);
+      rows.push({ subject: subject.name, ...rt, ...tp, ...su, ...mem });
+    }
+    return rows;
+  } finally {
+    rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const rows = await runStdioBenchmarks({ quick: process.argv.includes('--quick') });
+  console.table(rows);
+}
