@@ -163,13 +163,37 @@ export function preview(text: string, max = 80): string {
   return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
 }
 
-/** A compact one-line JSON preview of a value. */
+/**
+ * A compact one-line JSON preview of a value. It stops serializing once `max` characters are out, so a 1 MB
+ * tool argument costs no more than a small one (JSON.stringify would build the whole megabyte first).
+ */
 export function previewJson(value: unknown, max = 80): string {
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = String(value);
-  }
-  return preview(text, max);
+  const out: string[] = [];
+  let length = 0;
+  const emit = (text: string): boolean => {
+    out.push(text);
+    length += text.length;
+    return length <= max;
+  };
+  const walk = (v: unknown, depth: number): boolean => {
+    if (v === null || typeof v !== 'object') {
+      const text = typeof v === 'string' ? JSON.stringify(v.length > max ? v.slice(0, max) : v) : v === undefined ? 'null' : JSON.stringify(v) ?? String(v);
+      return emit(text);
+    }
+    if (depth > 20) return emit('…');
+    if (Array.isArray(v)) {
+      if (!emit('[')) return false;
+      for (let i = 0; i < v.length; i++) if ((i > 0 && !emit(',')) || !walk(v[i], depth + 1)) return false;
+      return emit(']');
+    }
+    if (!emit('{')) return false;
+    let first = true;
+    for (const key of Object.keys(v)) {
+      if ((!first && !emit(',')) || !emit(`${JSON.stringify(key)}:`) || !walk((v as Record<string, unknown>)[key], depth + 1)) return false;
+      first = false;
+    }
+    return emit('}');
+  };
+  walk(value, 0);
+  return preview(out.join(''), max);
 }
