@@ -1,0 +1,804 @@
+/**
+ * The cross-channel trace: links what the model asked for, what the MCP server ran, and what went back to the
+ * model, across logs written by separate mcptap processes (one HTTP proxy in front of the LLM, one stdio wrapper
+ * per MCP server).
+ *
+ * The chain of one round trip:
+ *   LLM reply with a tool call  →  MCP `tools/call` (in whichever server's log)  →  its result
+ *   →  the later LLM request that carries the result back  →  the model's reply to that request (the answer).
+ *
+ * How links are made, strongest evidence first:
+ * - model tool call ↔ `tools/call`: the MCP request carries no LLM tool-call id, so by tool name (allowing a host
+ *   prefix such as `weather__get_weather`), then identical canonical arguments (keys sorted), inside a time window
+ *   that opens when the model was asked; a same-name call with other arguments is taken only when nothing better
+ *   is there, and then flagged `arguments-changed`.
+ * - tool call ↔ fed-back result: by tool-call id (OpenAI always, newer Ollama); else by the result text the MCP
+ *   server returned; else by tool name (`tool_name` in Ollama); else by the request's own history (an unnamed
+ *   `role: tool` message after an assistant message with the same call, as in older Ollama); else, for hosts that
+ *   feed results back as plain text (Cline), by finding the result text in the request body.
+ *
+ * Pure: records in (as readAllRecords gives them, ordered by time), plain objects out.
+ */
+import type {
+  HttpRequestRecord,
+  LlmErrorRecord,
+  LlmRequestRecord,
+  LlmResponseRecord,
+  LlmToolCall,
+  LogRecord,
+  RequestRecord,
+  ResponseRecord,
+} from '../log/schema.js';
+import type { Channel, JsonRpcId } from '../types.js';
+import { asObject, asString, peerInfo, preview, toolNames, type PeerInfo } from '../protocols/mcp.js';
+
+/** Default time window after the model's reply within which the MCP call that ran its tool call must start. */
+export const DEFAULT_LINK_WINDOW_MS = 120_000;
+/** Longest preview of a result or answer in trace lines. */
+const PREVIEW_CHARS = 160;
+
+/** What a diagnostic is about. */
+export type DiagnosticCode =
+  /** The model asked for a tool call that no MCP server in the logs ran. */
+  | 'tool-not-run'
+  /** A tool ran, but its result never went back to the model in the logs. */
+  | 'result-not-fed-back'
+  /** The server received other arguments than the model wrote. */
+  | 'arguments-changed'
+  /** A server offers a tool that no request to the model listed. */
+  | 'tool-not-offered-to-model'
+  /** The model was offered a tool that no MCP server in the logs offers. */
+  | 'tool-not-on-any-server'
+  /** The model wrote the tool call as text (Cline's `<use_mcp_tool>`), not as a structured tool call. */
+  | 'tool-call-as-text'
+  /** An MCP `tools/call` that no model tool call asked for (the user or the host called it directly). */
+  | 'call-without-model';
+
+/** One finding, as a trace line. */
+export interface TraceDiagnostic {
+  type: 'diagnostic';
+  code: DiagnosticCode;
+  /** `warn` for something likely wrong, `info` for something worth knowing. */
+  level: 'warn' | 'info';
+  time: number;
+  tool?: string;
+  /** The session the finding is about (an MCP server's or the LLM proxy's). */
+  session?: string;
+  /** `seq` of the record it points at, within that session's log. */
+  seq?: number;
+  msg: string;
+}
+
+/** Per-round timings in milliseconds; a field is absent when its two ends are not both in the logs. */
+export interface RoundTiming {
+  /** The model's decision: the LLM request that produced the tool call, from request to complete reply. */
+  decisionMs?: number;
+  /** From the model's complete reply to the host sending `tools/call` (negative when the host acted on a chunk). */
+  dispatchMs?: number;
+  /** The tool's execution as seen on the wire: `tools/call` request to its response. */
+  toolMs?: number;
+  /** From the tool result to the LLM request that carries it back (the host's own work). */
+  feedBackMs?: number;
+  /** The model's answer to the fed-back request: request to complete reply. */
+  answerMs?: number;
+  /** From the first LLM request of the round to the answer's last byte. */
+  totalMs?: number;
+}
+
+/** The LLM side of a round trip. */
+export interface RoundTripLlm {
+  channel: Channel;
+  session: string;
+  label: string;
+  /** HTTP exchange id of the LLM call whose reply held the tool call. */
+  exchange: string;
+  endpoint: string;
+  model: string | null;
+  toolCallId: string | null;
+  /** Milliseconds the model took to decide on the call (request → complete reply), as `timing.decisionMs`. */
+  decidedMs: number | null;
+  /** True when the model wrote the call as text in its content rather than as a structured tool call. */
+  viaText?: boolean;
+  /** For text tool calls: the server the model named (`<server_name>`). */
+  serverName?: string;
+}
+
+/** The MCP side of a round trip. */
+export interface RoundTripMcp {
+  session: string;
+  /** The server's name from its `initialize` answer, else the tap's label. */
+  server: string;
+  label: string;
+  id: JsonRpcId;
+  /** `seq` of the `tools/call` request record in that session's log. */
+  seq: number;
+  latencyMs: number | null;
+  isError: boolean;
+  /** Arguments as the server received them, present only when they differ from the model's. */
+  arguments?: unknown;
+  /** JSON-RPC error message, when the call failed that way. */
+  error?: string;
+}
+
+/** One tool call, from the model's decision to its answer: the `tool-round-trip` trace line. */
+export interface ToolRoundTrip {
+  type: 'tool-round-trip';
+  /** When the model's reply with the call completed (or, without a model call, when `tools/call` was sent). */
+  time: number;
+  /** Number of the turn (see TraceTurn) it belongs to, or null when no model call asked for it. */
+  turn: number | null;
+  tool: string;
+  /** Arguments as the model wrote them (or as the server got them, when no model call is known). */
+  arguments: unknown;
+  llm: RoundTripLlm | null;
+  mcp: RoundTripMcp | null;
+  /** Preview of the tool's result text (or of what was fed back, when the MCP side is not in the logs). */
+  result: string | null;
+  fedBack: boolean;
+  /** The LLM exchange that carried the result back. */
+  fedBackIn?: { session: string; exchange: string; time: number };
+  /** Preview of the model's reply to the request that carried the result back; null when it replied with more tool calls only. */
+  answerPreview: string | null;
+  timing: RoundTiming;
+  /** Codes of the diagnostics about this round trip. */
+  diagnostics: DiagnosticCode[];
+}
+
+/** One user turn: the first LLM request with a new question, and every later request that feeds results back into it. */
+export interface TraceTurn {
+  type: 'turn';
+  turn: number;
+  time: number;
+  endTime: number;
+  session: string;
+  label: string;
+  channel: Channel;
+  model: string | null;
+  /** Preview of the user's message that started the turn. */
+  prompt: string | null;
+  /** HTTP exchange ids of the turn's LLM calls, in order. */
+  exchanges: string[];
+  llmCalls: number;
+  toolCalls: number;
+  /** The model's last reply text in the turn. */
+  answerPreview: string | null;
+  timing: {
+    /** First request to last reply. */
+    totalMs: number;
+    /** Sum of the turn's LLM call durations. */
+    llmMs: number;
+    /** Sum of its tools' execution times. */
+    toolMs: number;
+    /** The rest: what the host spent between calls (totalMs − llmMs − toolMs, never below 0). */
+    hostMs: number;
+  };
+}
+
+/** One log session (an MCP server wrapper or an LLM proxy run): who it was and what it offered. */
+export interface TraceSession {
+  type: 'session';
+  session: string;
+  label: string;
+  /** `mcp` for MCP traffic, `llm` for a proxy that saw LLM calls, `http` for other HTTP traffic. */
+  role: 'mcp' | 'llm' | 'http';
+  channel: Channel;
+  time: number;
+  endTime: number;
+  records: number;
+  /** MCP: `serverInfo` and `clientInfo` from the handshake, and the agreed protocol version. */
+  server?: PeerInfo;
+  client?: PeerInfo;
+  protocolVersion?: string;
+  /** MCP: tools the server listed. LLM: every tool name offered to the model. */
+  tools?: string[];
+  /** LLM: the models asked. */
+  models?: string[];
+  llmCalls?: number;
+  toolCalls?: number;
+}
+
+/** Everything the linker found. */
+export interface Trace {
+  sessions: TraceSession[];
+  turns: TraceTurn[];
+  roundTrips: ToolRoundTrip[];
+  diagnostics: TraceDiagnostic[];
+}
+
+export interface LinkOptions {
+  /** How long after the model's reply the matching `tools/call` may start. */
+  windowMs?: number;
+}
+
+/** A tool call as the model made it, with where it came from. */
+interface ModelCall {
+  call: LlmToolCall;
+  exchange: LlmExchange;
+  viaText: boolean;
+  serverName?: string;
+  canonical: string;
+}
+
+/** One LLM HTTP exchange: its request, and its reply or error. */
+interface LlmExchange {
+  key: string;
+  request?: LlmRequestRecord;
+  response?: LlmResponseRecord;
+  error?: LlmErrorRecord;
+  body?: string;
+  turn?: number;
+}
+
+/** One MCP `tools/call` and its answer. */
+interface McpCall {
+  request: RequestRecord;
+  response?: ResponseRecord;
+  name: string;
+  arguments: unknown;
+  canonical: string;
+  resultText: string | null;
+  server: string;
+  used: boolean;
+}
+
+/** Link the records of one or more logs into sessions, turns, round trips and diagnostics. */
+export function linkTrace(records: readonly LogRecord[], options: LinkOptions = {}): Trace {
+  const windowMs = options.windowMs ?? DEFAULT_LINK_WINDOW_MS;
+  const sessions = collectSessions(records);
+  const exchanges = collectExchanges(records);
+  const mcpCalls = collectMcpCalls(records, sessions);
+  const modelCalls = collectModelCalls(exchanges);
+  const diagnostics: TraceDiagnostic[] = [];
+
+  // 1. Each model call → the MCP call that ran it. Exact arguments first, over all calls, so that a changed
+  //    call cannot take the place of an exact one that comes later.
+  const ran = new Map<ModelCall, McpCall>();
+  for (const exact of [true, false]) {
+    for (const m of modelCalls) {
+      if (ran.has(m)) continue;
+      const from = m.exchange.request?.time ?? m.exchange.response!.time;
+      const until = m.exchange.response!.time + windowMs;
+      const found = mcpCalls.find(
+        (c) => !c.used && sameTool(m.call.name, c.name) && c.request.time >= from && c.request.time <= until && (!exact || c.canonical === m.canonical),
+      );
+      if (found) {
+        found.used = true;
+        ran.set(m, found);
+      }
+    }
+  }
+
+  // 2. Each model call → the first later LLM request that carries its result back.
+  const ordered = [...exchanges.values()].filter((x) => x.request).sort((a, b) => a.request!.time - b.request!.time);
+  const fedBackIn = new Map<ModelCall, LlmExchange>();
+  for (const m of modelCalls) {
+    const mcp = ran.get(m);
+    const after = m.exchange.response!.time;
+    const carrier = ordered.find((x) => x !== m.exchange && x.request!.time >= after && carriesResult(x, m, mcp?.resultText ?? null));
+    if (carrier) fedBackIn.set(m, carrier);
+  }
+
+  // 3. Turns: a request that feeds a result back continues the turn of the call it answers; any other starts one.
+  const turns: TraceTurn[] = [];
+  const feeds = new Map<LlmExchange, ModelCall[]>();
+  for (const [m, x] of fedBackIn) feeds.set(x, [...(feeds.get(x) ?? []), m]);
+  for (const x of ordered) {
+    const parent = feeds.get(x)?.find((m) => m.exchange.turn !== undefined)?.exchange.turn;
+    if (parent !== undefined) {
+      x.turn = parent;
+      const t = turns[parent - 1]!;
+      t.exchanges.push(x.request!.exchange);
+      continue;
+    }
+    const r = x.request!;
+    x.turn = turns.length + 1;
+    turns.push({
+      type: 'turn',
+      turn: x.turn,
+      time: r.time,
+      endTime: r.time,
+      session: r.session,
+      label: r.label,
+      channel: r.channel,
+      model: r.model ?? null,
+      prompt: r.prompt !== undefined ? preview(r.prompt, PREVIEW_CHARS) : null,
+      exchanges: [r.exchange],
+      llmCalls: 0,
+      toolCalls: 0,
+      answerPreview: null,
+      timing: { totalMs: 0, llmMs: 0, toolMs: 0, hostMs: 0 },
+    });
+  }
+  // A reply whose request is not in the logs (a log cut at its start) belongs to no turn; its tool calls still link.
+
+  // 4. Round trips, from the model's side.
+  const roundTrips: ToolRoundTrip[] = [];
+  for (const m of modelCalls) {
+    const mcp = ran.get(m);
+    const carrier = fedBackIn.get(m);
+    const x = m.exchange;
+    const request = x.request;
+    const response = x.response!;
+    const codes: DiagnosticCode[] = [];
+    const timing: RoundTiming = {};
+    if (request) timing.decisionMs = response.durationMs;
+    const trip: ToolRoundTrip = {
+      type: 'tool-round-trip',
+      time: response.time,
+      turn: x.turn ?? null,
+      tool: m.call.name,
+      arguments: m.call.arguments,
+      llm: {
+        channel: response.channel,
+        session: response.session,
+        label: response.label,
+        exchange: response.exchange,
+        endpoint: response.endpoint,
+        model: response.model ?? request?.model ?? null,
+        toolCallId: m.call.id ?? null,
+        decidedMs: request ? response.durationMs : null,
+        ...(m.viaText ? { viaText: true } : {}),
+        ...(m.serverName !== undefined ? { serverName: m.serverName } : {}),
+      },
+      mcp: mcp ? mcpSide(mcp, m.canonical) : null,
+      result: mcp?.resultText != null ? preview(mcp.resultText, PREVIEW_CHARS) : null,
+      fedBack: carrier !== undefined,
+      answerPreview: null,
+      timing,
+      diagnostics: codes,
+    };
+    if (m.viaText) {
+      codes.push('tool-call-as-text');
+      diagnostics.push({
+        type: 'diagnostic',
+        code: 'tool-call-as-text',
+        level: 'info',
+        time: response.time,
+        tool: m.call.name,
+        session: response.session,
+        seq: response.seq,
+        msg: `The model wrote the call to ${m.call.name} as text (<use_mcp_tool>) in its answer, not as a structured tool call; the host has to parse it.`,
+      });
+    }
+    if (mcp) {
+      const sent = mcp.request.time;
+      timing.dispatchMs = sent - response.time;
+      if (mcp.response?.latencyMs !== undefined) timing.toolMs = mcp.response.latencyMs;
+      if (trip.mcp?.arguments !== undefined) {
+        codes.push('arguments-changed');
+        diagnostics.push({
+          type: 'diagnostic',
+          code: 'arguments-changed',
+          level: 'warn',
+          time: sent,
+          tool: mcp.name,
+          session: mcp.request.session,
+          seq: mcp.request.seq,
+          msg: `The model called ${m.call.name} with ${short(m.call.arguments)}, but the server ${mcp.server} received ${short(mcp.arguments)}.`,
+        });
+      }
+    } else {
+      codes.push('tool-not-run');
+      diagnostics.push({
+        type: 'diagnostic',
+        code: 'tool-not-run',
+        level: 'warn',
+        time: response.time,
+        tool: m.call.name,
+        session: response.session,
+        seq: response.seq,
+        msg: `The model asked for ${m.call.name} ${short(m.call.arguments)}, but no MCP server in these logs ran it within ${Math.round(windowMs / 1000)} s (the host refused it, ran it elsewhere, or its server was not wrapped by mcptap).`,
+      });
+    }
+    if (carrier) {
+      const back = carrier.request!;
+      trip.fedBackIn = { session: back.session, exchange: back.exchange, time: back.time };
+      const resultTime = mcp?.response?.time;
+      if (resultTime !== undefined) timing.feedBackMs = back.time - resultTime;
+      if (trip.result === null) {
+        const carried = back.toolResults.find((r) => resultMatchesCall(r, m));
+        if (carried) trip.result = preview(carried.content, PREVIEW_CHARS);
+      }
+      const answer = carrier.response;
+      if (answer) {
+        timing.answerMs = answer.durationMs;
+        trip.answerPreview = answer.content.trim() !== '' ? preview(answer.content, PREVIEW_CHARS) : null;
+        if (request) timing.totalMs = answer.time - request.time;
+      }
+    } else if (mcp) {
+      codes.push('result-not-fed-back');
+      diagnostics.push({
+        type: 'diagnostic',
+        code: 'result-not-fed-back',
+        level: 'warn',
+        time: mcp.response?.time ?? mcp.request.time,
+        tool: mcp.name,
+        session: mcp.request.session,
+        seq: mcp.response?.seq ?? mcp.request.seq,
+        msg: `${mcp.server} answered ${mcp.name} #${String(mcp.request.id)}, but no later request to the model carries that result back.`,
+      });
+    }
+    roundTrips.push(trip);
+  }
+
+  // 5. MCP calls no model call asked for.
+  const haveLlm = exchanges.size > 0;
+  for (const c of mcpCalls) {
+    if (c.used) continue;
+    const codes: DiagnosticCode[] = [];
+    if (haveLlm) {
+      codes.push('call-without-model');
+      diagnostics.push({
+        type: 'diagnostic',
+        code: 'call-without-model',
+        level: 'info',
+        time: c.request.time,
+        tool: c.name,
+        session: c.request.session,
+        seq: c.request.seq,
+        msg: `${c.server} ran ${c.name} #${String(c.request.id)}, but no model reply in these logs asked for it (the user or the host called it directly).`,
+      });
+    }
+    roundTrips.push({
+      type: 'tool-round-trip',
+      time: c.request.time,
+      turn: null,
+      tool: c.name,
+      arguments: c.arguments,
+      llm: null,
+      mcp: mcpSide(c, c.canonical),
+      result: c.resultText !== null ? preview(c.resultText, PREVIEW_CHARS) : null,
+      fedBack: false,
+      answerPreview: null,
+      timing: c.response?.latencyMs !== undefined ? { toolMs: c.response.latencyMs } : {},
+      diagnostics: codes,
+    });
+  }
+  roundTrips.sort((a, b) => a.time - b.time);
+
+  // 6. Turn totals.
+  for (const x of ordered) {
+    const t = turns[x.turn! - 1]!;
+    t.llmCalls++;
+    const end = x.response?.time ?? x.error?.time ?? x.request!.time;
+    t.endTime = Math.max(t.endTime, end);
+    if (x.response) {
+      t.timing.llmMs += x.response.durationMs;
+      if (x.response.content.trim() !== '') t.answerPreview = preview(x.response.content, PREVIEW_CHARS);
+    }
+  }
+  for (const trip of roundTrips) {
+    if (trip.turn === null) continue;
+    const t = turns[trip.turn - 1]!;
+    t.toolCalls++;
+    t.timing.toolMs += trip.timing.toolMs ?? 0;
+  }
+  for (const t of turns) {
+    t.timing.totalMs = round(t.endTime - t.time);
+    t.timing.llmMs = round(t.timing.llmMs);
+    t.timing.toolMs = round(t.timing.toolMs);
+    t.timing.hostMs = round(Math.max(0, t.timing.totalMs - t.timing.llmMs - t.timing.toolMs));
+  }
+
+  // 7. Tools offered on one side and not the other.
+  diagnostics.push(...offerDiagnostics(records, sessions, exchanges));
+  diagnostics.sort((a, b) => a.time - b.time);
+
+  for (const s of sessions.values()) {
+    if (s.role === 'llm') {
+      s.llmCalls = ordered.filter((x) => x.request!.session === s.session).length;
+    }
+    if (s.role === 'mcp') s.toolCalls = mcpCalls.filter((c) => c.request.session === s.session).length;
+  }
+  return { sessions: [...sessions.values()], turns, roundTrips, diagnostics };
+}
+
+/**
+ * The trace as the lines `view --format json` prints, in this order: sessions, then turns each followed by
+ * their round trips, then round trips outside any turn, then diagnostics.
+ */
+export function traceLines(trace: Trace): (TraceSession | TraceTurn | ToolRoundTrip | TraceDiagnostic)[] {
+  const lines: (TraceSession | TraceTurn | ToolRoundTrip | TraceDiagnostic)[] = [...trace.sessions];
+  for (const turn of trace.turns) {
+    lines.push(turn, ...trace.roundTrips.filter((r) => r.turn === turn.turn));
+  }
+  lines.push(...trace.roundTrips.filter((r) => r.turn === null), ...trace.diagnostics);
+  return lines;
+}
+
+/** Keys sorted at every level, so `{b:1,a:2}` and `{a:2,b:1}` compare equal. Strings stay as they are. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value)) ?? 'undefined';
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  const o = asObject(value);
+  if (!o) return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(o).sort()) sorted[key] = sortKeys(o[key]);
+  return sorted;
+}
+
+/**
+ * Tool calls a model wrote as text the way Cline asks for them:
+ * `<use_mcp_tool><server_name>…</server_name><tool_name>…</tool_name><arguments>{…}</arguments></use_mcp_tool>`.
+ * Arguments that are not valid JSON are kept as the raw string.
+ */
+export function parseTextToolCalls(content: string): { server?: string; call: LlmToolCall }[] {
+  const found: { server?: string; call: LlmToolCall }[] = [];
+  for (const block of content.matchAll(/<use_mcp_tool>([\s\S]*?)<\/use_mcp_tool>/g)) {
+    const inner = block[1]!;
+    const name = tag(inner, 'tool_name');
+    if (!name) continue;
+    const server = tag(inner, 'server_name');
+    const rawArgs = tag(inner, 'arguments') ?? '{}';
+    const call: LlmToolCall = { name, arguments: rawArgs };
+    try {
+      call.arguments = JSON.parse(rawArgs);
+    } catch {
+      call.argumentsRaw = rawArgs;
+    }
+    found.push(server !== undefined ? { server, call } : { call });
+  }
+  return found;
+}
+
+function tag(text: string, name: string): string | undefined {
+  const m = new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(text);
+  return m ? m[1]!.trim() : undefined;
+}
+
+/** The text of a `tools/call` result: its text blocks joined, other blocks named; or the error's message. */
+export function toolResultText(result: unknown): string | null {
+  const o = asObject(result);
+  const content = o?.content;
+  if (!Array.isArray(content)) return o && 'structuredContent' in o ? JSON.stringify(o.structuredContent) : null;
+  return content
+    .map((block) => {
+      const b = asObject(block);
+      return b?.type === 'text' && typeof b.text === 'string' ? b.text : `[${asString(b?.type) ?? 'content'}]`;
+    })
+    .join('\n');
+}
+
+/** A model's tool name and a server's tool name are the same tool (hosts may prefix the server: `weather__get_weather`). */
+export function sameTool(modelName: string, serverName: string): boolean {
+  if (modelName === serverName) return true;
+  if (!modelName.endsWith(serverName)) return false;
+  // `__`, `.`, `:` or `/` only: a single `_` would make `get_weather` a prefixed `weather`.
+  return /(__|[.:/])$/.test(modelName.slice(0, modelName.length - serverName.length));
+}
+
+function collectSessions(records: readonly LogRecord[]): Map<string, TraceSession> {
+  const sessions = new Map<string, TraceSession>();
+  for (const r of records) {
+    let s = sessions.get(r.session);
+    if (!s) {
+      s = { type: 'session', session: r.session, label: r.label, role: 'http', channel: r.channel, time: r.time, endTime: r.time, records: 0 };
+      sessions.set(r.session, s);
+    }
+    s.records++;
+    s.time = Math.min(s.time, r.time);
+    s.endTime = Math.max(s.endTime, r.time);
+    if (r.kind === 'request' || r.kind === 'response' || r.kind === 'notification') {
+      if (s.role !== 'llm') {
+        s.role = 'mcp';
+        s.channel = r.channel;
+      }
+    }
+    if (r.kind === 'llm-request') {
+      s.role = 'llm';
+      s.channel = r.channel;
+      if (r.model !== undefined && !(s.models ??= []).includes(r.model)) s.models.push(r.model);
+      for (const t of r.tools) if (!(s.tools ??= []).includes(t)) s.tools.push(t);
+    }
+    if (r.kind === 'request' && r.method === 'initialize' && r.dir === 'c2s') {
+      const client = peerInfo(asObject(parseRaw(r.raw)?.params)?.clientInfo);
+      if (client) s.client = client;
+    }
+    if (r.kind === 'response' && r.method === 'initialize') {
+      const result = asObject(parseRaw(r.raw)?.result);
+      const server = peerInfo(result?.serverInfo);
+      if (server) s.server = server;
+      const version = asString(result?.protocolVersion);
+      if (version !== undefined) s.protocolVersion = version;
+    }
+    if (r.kind === 'response' && r.method === 'tools/list' && r.dir === 's2c') {
+      const names = toolNames(parseRaw(r.raw)?.result);
+      for (const t of names) if (!(s.tools ??= []).includes(t)) s.tools.push(t);
+      s.tools ??= [];
+    }
+  }
+  return sessions;
+}
+
+function collectExchanges(records: readonly LogRecord[]): Map<string, LlmExchange> {
+  const exchanges = new Map<string, LlmExchange>();
+  const bodies = new Map<string, string>();
+  const get = (session: string, exchange: string): LlmExchange => {
+    const key = `${session}\u0000${exchange}`;
+    let x = exchanges.get(key);
+    if (!x) {
+      x = { key };
+      exchanges.set(key, x);
+    }
+    return x;
+  };
+  for (const r of records) {
+    if (r.kind === 'llm-request') get(r.session, r.exchange).request = r;
+    else if (r.kind === 'llm-response') get(r.session, r.exchange).response = r;
+    else if (r.kind === 'llm-error') get(r.session, r.exchange).error = r;
+    else if (r.kind === 'http-request') {
+      const body = requestBody(r);
+      if (body !== undefined) bodies.set(`${r.session}\u0000${r.exchange}`, body);
+    }
+  }
+  for (const [key, body] of bodies) {
+    const x = exchanges.get(key);
+    if (x) x.body = body;
+  }
+  return exchanges;
+}
+
+function requestBody(r: HttpRequestRecord): string | undefined {
+  if (r.body === undefined || r.bodyEncoding === 'base64') return undefined;
+  return r.body;
+}
+
+function collectModelCalls(exchanges: Map<string, LlmExchange>): ModelCall[] {
+  const calls: ModelCall[] = [];
+  const withReplies = [...exchanges.values()].filter((x) => x.response).sort((a, b) => a.response!.time - b.response!.time);
+  for (const x of withReplies) {
+    const response = x.response!;
+    for (const call of response.toolCalls) calls.push({ call, exchange: x, viaText: false, canonical: canonicalJson(call.arguments) });
+    if (response.toolCalls.length === 0 && response.content.includes('<use_mcp_tool>')) {
+      for (const { server, call } of parseTextToolCalls(response.content)) {
+        calls.push({ call, exchange: x, viaText: true, canonical: canonicalJson(call.arguments), ...(server !== undefined ? { serverName: server } : {}) });
+      }
+    }
+  }
+  return calls;
+}
+
+function collectMcpCalls(records: readonly LogRecord[], sessions: Map<string, TraceSession>): McpCall[] {
+  const calls: McpCall[] = [];
+  const open = new Map<string, McpCall>();
+  for (const r of records) {
+    if (r.kind === 'request' && r.method === 'tools/call' && r.dir === 'c2s') {
+      const params = asObject(parseRaw(r.raw)?.params);
+      const args = params?.arguments ?? {};
+      const s = sessions.get(r.session);
+      const call: McpCall = {
+        request: r,
+        name: r.tool ?? asString(params?.name) ?? '(unknown tool)',
+        arguments: args,
+        canonical: canonicalJson(args),
+        resultText: null,
+        server: s?.server?.name ?? r.label,
+        used: false,
+      };
+      calls.push(call);
+      open.set(`${r.session}\u0000${r.seq}`, call);
+    } else if (r.kind === 'response' && r.method === 'tools/call' && r.requestSeq !== undefined) {
+      const call = open.get(`${r.session}\u0000${r.requestSeq}`);
+      if (!call) continue;
+      call.response = r;
+      call.resultText = r.error ? r.error.message : toolResultText(parseRaw(r.raw)?.result);
+    }
+  }
+  // The server's name is known only once its initialize answer was read; fill it in now.
+  for (const c of calls) c.server = sessions.get(c.request.session)?.server?.name ?? c.request.label;
+  return calls;
+}
+
+function mcpSide(c: McpCall, modelCanonical: string): RoundTripMcp {
+  const side: RoundTripMcp = {
+    session: c.request.session,
+    server: c.server,
+    label: c.request.label,
+    id: c.request.id,
+    seq: c.request.seq,
+    latencyMs: c.response?.latencyMs ?? null,
+    isError: c.response?.isError === true || c.response?.error !== undefined,
+  };
+  if (c.canonical !== modelCanonical) side.arguments = c.arguments;
+  if (c.response?.error) side.error = c.response.error.message;
+  return side;
+}
+
+/** Does this LLM request carry the result of model call `m` back to the model? */
+function carriesResult(x: LlmExchange, m: ModelCall, resultText: string | null): boolean {
+  const request = x.request!;
+  for (const r of request.toolResults) {
+    if (resultMatchesCall(r, m, resultText)) return true;
+  }
+  // An unnamed, id-less tool message after an assistant message holding the same call (older Ollama clients).
+  if (request.toolResults.some((r) => r.toolCallId === undefined && r.name === undefined)) {
+    if ((request.historyToolCalls ?? []).some((h) => h.name === m.call.name && canonicalJson(h.arguments) === m.canonical)) return true;
+  }
+  // Results fed back as plain text (Cline): look for the result in the request body itself.
+  if (request.toolResults.length === 0 && x.body !== undefined && resultText !== null && resultText.trim().length >= 4) {
+    const needle = resultText.trim().slice(0, 200);
+    return x.body.includes(needle) || x.body.includes(JSON.stringify(needle).slice(1, -1));
+  }
+  return false;
+}
+
+function resultMatchesCall(r: LlmRequestRecord['toolResults'][number], m: ModelCall, resultText: string | null = null): boolean {
+  if (m.call.id !== undefined && r.toolCallId !== undefined) return r.toolCallId === m.call.id;
+  if (r.name !== undefined && !sameTool(r.name, m.call.name) && !sameTool(m.call.name, r.name)) return false;
+  if (resultText !== null && sameText(r.content, resultText)) return true;
+  return r.name !== undefined;
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = a.replace(/\s+/g, ' ').trim();
+  const y = b.replace(/\s+/g, ' ').trim();
+  if (x === '' || y === '') return false;
+  return x === y || x.includes(y) || y.includes(x);
+}
+
+function offerDiagnostics(records: readonly LogRecord[], sessions: Map<string, TraceSession>, exchanges: Map<string, LlmExchange>): TraceDiagnostic[] {
+  const out: TraceDiagnostic[] = [];
+  const offeredToModel = new Set<string>();
+  let firstOffer: LlmRequestRecord | undefined;
+  for (const x of exchanges.values()) {
+    for (const t of x.request?.tools ?? []) offeredToModel.add(t);
+    if (x.request && x.request.tools.length > 0 && (!firstOffer || x.request.time < firstOffer.time)) firstOffer = x.request;
+  }
+  const servers = [...sessions.values()].filter((s) => s.role === 'mcp' && s.tools !== undefined);
+  // Without structured tools sent to the model (no LLM log, or a host that describes tools in text) there is
+  // nothing to compare.
+  if (!firstOffer || servers.length === 0) return out;
+  const listed = (s: TraceSession): number => {
+    const r = records.find((rec) => rec.session === s.session && rec.kind === 'response' && rec.method === 'tools/list');
+    return r?.seq ?? 0;
+  };
+  for (const s of servers) {
+    for (const tool of s.tools!) {
+      if ([...offeredToModel].some((t) => sameTool(t, tool))) continue;
+      out.push({
+        type: 'diagnostic',
+        code: 'tool-not-offered-to-model',
+        level: 'warn',
+        time: s.time,
+        tool,
+        session: s.session,
+        seq: listed(s),
+        msg: `${s.server?.name ?? s.label} offers the tool ${tool}, but no request to the model listed it, so the model could never call it.`,
+      });
+    }
+  }
+  for (const tool of offeredToModel) {
+    if (servers.some((s) => s.tools!.some((t) => sameTool(tool, t)))) continue;
+    out.push({
+      type: 'diagnostic',
+      code: 'tool-not-on-any-server',
+      level: 'info',
+      time: firstOffer.time,
+      tool,
+      session: firstOffer.session,
+      seq: firstOffer.seq,
+      msg: `The model was offered the tool ${tool}, but no MCP server in these logs lists it (a server mcptap did not wrap, or a tool of the host itself).`,
+    });
+  }
+  return out;
+}
+
+function parseRaw(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    return asObject(JSON.parse(raw));
+  } catch {
+    return undefined;
+  }
+}
+
+function short(value: unknown): string {
+  return preview(typeof value === 'string' ? value : canonicalJson(value), 120);
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
