@@ -10,6 +10,8 @@ import type { Direction, Frame } from '../types.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
+/** How many last bytes of a truncated line are kept, for ids written after the payload. */
+export const TAIL_BYTES = 256;
 
 export interface LineFramerOptions {
   dir: Direction;
@@ -28,6 +30,8 @@ export class LineFramer {
   private lineBytes = 0;
   /** Running hash of the current line, started only once it outgrows the cap. */
   private hash: Hash | undefined;
+  /** Last bytes of the current line, kept only once it outgrows the cap. */
+  private tail: Buffer = Buffer.alloc(0);
   /** The previous chunk ended in `\r`, which may belong to a `\r\n` split across chunks. */
   private pendingCr = false;
 
@@ -63,6 +67,9 @@ export class LineFramer {
   }
 
   private append(piece: Buffer): void {
+    // Nothing new (a chunk starting with `\n`): a `\r` held back from the last chunk is this line's ending, not
+    // part of the line, so it must stay held for finish() to see.
+    if (piece.length === 0) return;
     if (this.pendingCr) {
       // The `\r` held back from the last chunk was not a line ending's: it is part of the line.
       this.pendingCr = false;
@@ -87,12 +94,14 @@ export class LineFramer {
       // The line just outgrew the cap: hash what was kept so far, then keep hashing without keeping.
       this.hash = createHash('sha256');
       for (const kept of this.pieces) this.hash.update(kept);
+      this.tail = keepTail(Buffer.concat(this.pieces, this.keptBytes));
     }
     if (room > 0) {
       this.pieces.push(piece.subarray(0, room));
       this.keptBytes += room;
     }
     this.hash.update(piece);
+    this.tail = keepTail(piece.length >= TAIL_BYTES ? piece : Buffer.concat([this.tail, piece]));
   }
 
   private finish(time: number, mono: number, partial: boolean): Frame {
@@ -108,13 +117,22 @@ export class LineFramer {
       time,
       mono,
     };
-    if (this.hash !== undefined) frame.sha256 = this.hash.digest('hex');
+    if (this.hash !== undefined) {
+      frame.sha256 = this.hash.digest('hex');
+      frame.tail = this.tail;
+    }
     if (partial) frame.partial = true;
     if (crlf) frame.crlf = true;
     this.pieces = [];
     this.keptBytes = 0;
     this.lineBytes = 0;
     this.hash = undefined;
+    this.tail = Buffer.alloc(0);
     return frame;
   }
+}
+
+/** A copy of the last TAIL_BYTES of `bytes` (a copy, so a big chunk is not kept alive by its view). */
+function keepTail(bytes: Buffer): Buffer {
+  return Buffer.from(bytes.subarray(Math.max(0, bytes.length - TAIL_BYTES)));
 }
