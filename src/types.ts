@@ -32,6 +32,11 @@ export interface Frame {
   truncated: boolean;
   /** Hex sha256 of the whole frame, present when truncated so the full frame can still be identified. */
   sha256?: string;
+  /**
+   * The frame's last bytes (at most 256), present when truncated: serializers such as the TypeScript SDK's write
+   * `"id"` after the payload, so a huge message is correlated from its tail.
+   */
+  tail?: Buffer;
   /** True when the stream ended before the frame's terminator arrived (a partial last line). */
   partial?: boolean;
   /** True when the line ended with `\r\n` rather than `\n`. */

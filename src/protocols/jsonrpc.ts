@@ -60,17 +60,121 @@ export function classifyJsonRpc(json: unknown): Message {
   return { type: 'invalid', reason: 'a JSON-RPC object with neither method, result nor error', json, ...idAndMethod(o) };
 }
 
+/** What the ends of a frame too long to keep whole say about it. */
+export interface Peeked {
+  /** The message's own (top-level) id. */
+  id?: JsonRpcId;
+  /** The message's own (top-level) method. */
+  method?: string;
+  /** For `tools/call`: `params.name`, when it comes before the bulk of the params. */
+  tool?: string;
+  /** A top-level `result` or `error` key was seen: the frame is a response. */
+  response?: boolean;
+  /** A top-level `error` key was seen. */
+  error?: boolean;
+}
+
 /**
- * Find `"id"` and `"method"` near the start of a frame that was too long to keep whole, so a huge
- * `tools/call` can still be correlated. Best effort; only looks at the kept head.
+ * Find the top-level `id` and `method` of a frame that was too long to keep whole, so a huge `tools/call` and
+ * its huge result can still be correlated. `head` is the kept start of the frame; `tail` its last bytes.
+ *
+ * Only the message's own keys count: the head is walked with a small scanner that knows strings and nesting (an
+ * `"id"` inside `params.arguments` or inside a string value is not the id). Serializers differ on where the id
+ * goes: Python's puts `jsonrpc` and `id` first, the TypeScript SDK's puts them last, after the huge payload, so
+ * the tail is read too: a run of simple `"key": value` pairs just before the final `}` is top-level.
  */
-export function peekIdAndMethod(head: string): { id?: JsonRpcId; method?: string } {
-  const found: { id?: JsonRpcId; method?: string } = {};
-  const method = /"method"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(head);
-  if (method?.[1] !== undefined) found.method = method[1];
-  const id = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(head);
-  if (id?.[1] !== undefined) found.id = id[1].startsWith('"') ? (JSON.parse(id[1]) as string) : Number(id[1]);
+export function peekIdAndMethod(head: string, tail?: string): Peeked {
+  const found: Peeked = {};
+  // Top-level keys past the first 64 KiB come after a huge value; the tail finds those.
+  scanHead(head.length > HEAD_SCAN_CHARS ? head.slice(0, HEAD_SCAN_CHARS) : head, found);
+  if (tail !== undefined) scanTail(tail, found);
   return found;
+}
+
+const HEAD_SCAN_CHARS = 64 * 1024;
+const SIMPLE_VALUE = /\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*"|null|true|false)/y;
+
+/** Walk the head as JSON as far as it goes, noting the top-level keys (and `params.name`). */
+function scanHead(head: string, found: Peeked): void {
+  let i = 0;
+  while (i < head.length && /\s/.test(head[i]!)) i++;
+  if (head[i] !== '{') return;
+  // Open containers, innermost last; the key each was opened under (for `params.name`).
+  const stack: { type: '{' | '['; key: string | undefined }[] = [];
+  let expectKey = false;
+  let lastKey: string | undefined;
+  for (; i < head.length; i++) {
+    const c = head[i]!;
+    if (c === '"') {
+      const end = stringEnd(head, i);
+      if (end === -1) return; // the head stops inside a string
+      if (expectKey) {
+        const key = JSON.parse(head.slice(i, end + 1)) as string;
+        lastKey = key;
+        const depth = stack.length;
+        if (depth === 1 || (depth === 2 && stack[1]!.key === 'params' && key === 'name')) {
+          SIMPLE_VALUE.lastIndex = end + 1;
+          const value = SIMPLE_VALUE.exec(head);
+          const parsed = value ? (JSON.parse(value[1]!) as unknown) : undefined;
+          if (depth === 1) noteTopLevel(key, parsed, value !== null, found);
+          else if (typeof parsed === 'string') found.tool = parsed;
+        }
+      }
+      expectKey = false;
+      i = end;
+    } else if (c === '{' || c === '[') {
+      stack.push({ type: c, key: stack.length === 1 ? lastKey : undefined });
+      expectKey = c === '{';
+    } else if (c === '}' || c === ']') {
+      stack.pop();
+      if (stack.length === 0) return;
+    } else if (c === ',') {
+      expectKey = stack[stack.length - 1]?.type === '{';
+    }
+  }
+}
+
+function noteTopLevel(key: string, value: unknown, simple: boolean, found: Peeked): void {
+  if (key === 'id' && simple && (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) found.id ??= value;
+  else if (key === 'method' && typeof value === 'string') found.method ??= value;
+  else if (key === 'result') found.response = true;
+  else if (key === 'error') {
+    found.response = true;
+    found.error = true;
+  }
+}
+
+/** Index of the quote that closes the string opening at `start`, or -1 when the text ends first. */
+function stringEnd(text: string, start: number): number {
+  for (let j = start + 1; j < text.length; j++) {
+    const c = text[j];
+    if (c === '\\') j++;
+    else if (c === '"') return j;
+  }
+  return -1;
+}
+
+/**
+ * The simple `"key": value` pairs just before the frame's final `}`. A `,"` or `{"` can only open a key (inside a
+ * JSON string every quote is escaped), so a chain of such pairs ending the frame sits at the top level.
+ */
+const TAIL_PAIRS = /((?:[,{]\s*"(?:[^"\\]|\\.)*"\s*:\s*(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*"|null|true|false)\s*)+)\}\s*$/;
+const TAIL_PAIR = /[,{]\s*("(?:[^"\\]|\\.)*")\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*"|null|true|false)/g;
+
+function scanTail(tail: string, found: Peeked): void {
+  const run = TAIL_PAIRS.exec(tail);
+  if (!run) return;
+  for (const pair of run[1]!.matchAll(TAIL_PAIR)) {
+    let key: string;
+    let value: unknown;
+    try {
+      key = JSON.parse(pair[1]!) as string;
+      value = JSON.parse(pair[2]!) as unknown;
+    } catch {
+      continue;
+    }
+    noteTopLevel(key, value, true, found);
+  }
 }
 
 /** A short human reason for text that is not JSON at all. */

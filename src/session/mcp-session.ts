@@ -18,6 +18,7 @@ import {
   describePending,
   describeRequest,
   describeResult,
+  formatMs,
   type HandshakeState,
 } from './annotate.js';
 
@@ -183,17 +184,28 @@ export class McpSession {
 
   /** A frame too long to keep whole: correlate it from the head if it says who it is. */
   private observeTruncated(frame: Frame, base: FrameFields & { time: number }, head: string): void {
-    const { id, method } = peekIdAndMethod(head);
+    const { id, method, tool, response, error } = peekIdAndMethod(head, frame.tail?.toString('utf8'));
     const dir = frame.dir;
-    const note = ' (frame too long to keep whole; its head is in raw)';
+    const note = `; the frame (${frame.size} bytes) is too long to keep whole, its head is in raw`;
     if (method !== undefined && id !== undefined) {
-      const draft: RecordDraft = { ...base, kind: 'request', dir, id, method, msg: `${who(dir)} sends request ${method}${note}.` };
-      this.openRequest({ dir, id, method, mono: frame.mono }, draft, frame);
+      const what = method === 'tools/call' && tool !== undefined ? `calls tool ${tool}` : `sends request ${method}`;
+      const draft: RecordDraft = { ...base, kind: 'request', dir, id, method, msg: `${who(dir)} ${what}${note}.` };
+      if (tool !== undefined && method === 'tools/call') draft.tool = tool;
+      this.openRequest({ dir, id, method, mono: frame.mono, tool: method === 'tools/call' ? tool : undefined }, draft, frame);
     } else if (method !== undefined) {
       this.sink.write({ ...base, kind: 'notification', dir, method, msg: `${who(dir)} notifies ${method}${note}.` });
-    } else if (id !== undefined) {
-      const answered = this.correlator.respond(dir, id, frame.mono);
-      const draft: RecordDraft = { ...base, kind: 'response', dir, id, msg: `Response to ${answered?.request.method ?? 'a request mcptap did not see'}${note}.` };
+    } else if (id !== undefined || response) {
+      const answered = id === undefined ? undefined : this.correlator.respond(dir, id, frame.mono);
+      const request = answered?.request;
+      const about = request ? `${request.method}${request.tool !== undefined ? ` ${request.tool}` : ''}` : 'a request mcptap did not see';
+      const draft: RecordDraft = {
+        ...base,
+        kind: 'response',
+        dir,
+        id: id ?? null,
+        msg: `${error ? 'Error response' : 'Response'} to ${about}${answered ? ` (${formatMs(answered.latencyMs)})` : ''}${note}.`,
+      };
+      if (error) draft.level = LEVEL.warn;
       if (answered) {
         draft.method = answered.request.method;
         draft.requestSeq = answered.request.seq;
@@ -202,7 +214,15 @@ export class McpSession {
       }
       this.sink.write(draft);
     } else {
-      this.writeInvalid(frame, base, 'a frame too long to inspect, with no id or method in its head', head, false);
+      // Not necessarily broken: only too long to read whole. Say so rather than blame the peer.
+      this.sink.write({
+        ...base,
+        kind: 'invalid',
+        dir,
+        reason: 'a frame too long to inspect, with no JSON-RPC id or method at either end',
+        level: LEVEL.warn,
+        msg: `${who(dir)} sent a frame of ${frame.size} bytes, too long to keep whole, and mcptap found no JSON-RPC id or method at either end of it; its head is in raw.`,
+      });
     }
   }
 
