@@ -50,6 +50,11 @@ export interface RecordBase {
   msg: string;
   /** pino's numeric level: 30 ordinary, 40 something worth a look (errors, invalid frames, pending requests). */
   level?: number;
+  /**
+   * True when secrets were replaced by "[redacted]" in this record before it was written (the traffic itself is
+   * never changed). `bytes` and `sha256` still describe the original frame.
+   */
+  redacted?: boolean;
 }
 
 /** Fields of a record made from one frame of bytes. */
@@ -70,6 +75,8 @@ export interface FrameFields {
   batch?: { index: number; count: number };
   /** For frames carried over HTTP: the exchange (HTTP request/response pair) that carried it. */
   exchange?: string;
+  /** For frames carried in an SSE event: the event's `id:` field (what a client resumes from with Last-Event-ID). */
+  sseId?: string;
 }
 
 /** JSON-RPC request (`id` + `method`). */

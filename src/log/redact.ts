@@ -1,0 +1,460 @@
+/**
+ * Keeping secrets out of logs. The traffic itself is never changed: only the copy that is written to the log.
+ *
+ * Pure functions, and one class, Redactor, which holds the compiled rules for one log. LogWriter runs every
+ * record through it (so every tap is covered); a tap only calls redactHeaders to shape headers for a record.
+ */
+import type { LoggedHeaders } from './schema.js';
+import { McptapError } from '../types.js';
+
+/** What a secret value is replaced with in the log. */
+export const REDACTED = '[redacted]';
+
+/** Header names whose values are always secret. */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key']);
+/** Any header whose name says token, secret or key carries a credential (x-goog-api-key, x-auth-token, …). */
+const SECRET_NAME = /token|secret|key/i;
+
+/** True when the log must not hold this header's value. */
+export function isSecretHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return SECRET_HEADERS.has(lower) || SECRET_NAME.test(lower);
+}
+
+/**
+ * Headers as they go into the log: lower-case names, secret values replaced by "[redacted]" (one per value, so
+ * the log still shows how many cookies were set), undefined values dropped. Pass the log's Redactor to apply
+ * the user's extra rules too, or `false` when redaction is off (LogWriter exposes both as `writer.redactor`).
+ */
+export function redactHeaders(headers: Record<string, string | string[] | number | undefined>, redactor?: Redactor | false): LoggedHeaders {
+  const out: LoggedHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    // `redactor === false` (--no-redact): names are still lower-cased, values kept as sent.
+    const secret = redactor !== false && isSecretHeader(lower);
+    if (Array.isArray(value)) out[lower] = secret ? value.map(() => REDACTED) : [...value];
+    else out[lower] = secret ? REDACTED : String(value);
+  }
+  // A Redactor adds the user's --redact-key names and credential-shaped values in any header.
+  return redactor ? redactor.redactHeaderValues(out) : out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Body, argument and stream rules. Everything a record carries passes through LogWriter, which calls
+// `Redactor.redactLine` once per record; see there for how the common case stays cheap.
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Extra rules from the command line (`--redact-key`, `--redact-pattern`). */
+export interface RedactRules {
+  /** More key names whose values are secret (compared without case, `-` or `_`: `X-Tenant-Key` = `x_tenant_key`). */
+  keys?: readonly string[];
+  /** More value patterns: RegExp objects or regular-expression source text. Matches are replaced by "[redacted]". */
+  patterns?: readonly (string | RegExp)[];
+}
+
+/**
+ * Key names (lower-cased, `-`/`_` and other punctuation removed) whose values are secret when the name ends with
+ * one of these: `password`, `db_password`, `client_secret`, `GITHUB_TOKEN`, `OPENAI_API_KEY`, `x-api-key`, …
+ */
+const SECRET_KEY_ENDINGS = [
+  'password',
+  'passwd',
+  'passphrase',
+  'secret',
+  'token',
+  'apikey',
+  'authorization',
+  'cookie',
+  'privatekey',
+  'secretkey',
+  'accesskey',
+  'credential',
+  'credentials',
+];
+/** Whole key names that are secret although their ending is too common to use (`pass`, `pwd`). */
+const SECRET_KEYS_EXACT = new Set(['pass', 'pwd', 'auth']);
+/** Names that end like a secret but are not one; redacting them would only break correlation and paging. */
+const NOT_SECRET_KEYS = new Set(['progresstoken', 'pagetoken', 'nextpagetoken', 'nexttoken', 'cursortoken', 'maxtoken']);
+
+function normalizeKey(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+/** True when a JSON key, environment variable or flag of this name holds a secret by the default rules. */
+export function isSecretKey(name: string): boolean {
+  const key = normalizeKey(name);
+  if (key === '' || NOT_SECRET_KEYS.has(key)) return false;
+  if (SECRET_KEYS_EXACT.has(key)) return true;
+  for (const ending of SECRET_KEY_ENDINGS) if (key.endsWith(ending)) return true;
+  return false;
+}
+
+/**
+ * Credential-shaped values, each with what of it stays visible. Case-sensitive; the look-behinds keep
+ * `task-…` from reading as `sk-…`.
+ */
+const VALUE_PATTERNS: readonly { re: RegExp; keep?: (match: string, ...groups: string[]) => string }[] = [
+  // OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-), Anthropic (sk-ant-), DeepSeek and most "sk-" keys.
+  { re: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{16,}/g },
+  { re: /(?<![A-Za-z0-9_])gsk_[A-Za-z0-9]{16,}/g },
+  { re: /(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{16,}/g },
+  { re: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{16,}/g },
+  { re: /(?<![A-Za-z0-9])xox[abposre]-[A-Za-z0-9-]{8,}/g },
+  { re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])/g },
+  { re: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{30,}/g },
+  { re: /(?<![A-Za-z0-9])[rs]k_live_[0-9A-Za-z]{16,}/g },
+  // JWT: base64url of '{"' starts both the header and the payload.
+  { re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g },
+  // "Bearer <token>" keeps its scheme. A token is 20+ characters, or 8+ with a digit, so prose ("bearer tokens
+  // are …") stays readable.
+  {
+    re: /\b([Bb]earer|[Bb]asic)(\s+)(?!\[redacted\])(?:(?=[A-Za-z0-9._~+/=-]{0,200}\d)[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{20,})/g,
+    keep: (_m, scheme, space) => `${scheme}${space}${REDACTED}`,
+  },
+  // Passwords in URLs: postgres://user:pw@host keeps the user and host.
+  { re: /\b([a-z][a-z0-9+.-]{1,20}:\/\/[^/\s:@"'\\]{1,100}:)(?!\[redacted\])[^@\s"'\\/]{1,200}@/g, keep: (_m, head) => `${head}${REDACTED}@` },
+];
+
+/** The same credential shapes as a prefix that a stream may complete in its next chunk. */
+const DANGLING_PREFIX =
+  /(?:(?<![A-Za-z0-9_-])(?:sk-|eyJ)|(?<![A-Za-z0-9_])(?:gsk_|gh[pousr]_|github_pat_)|(?<![A-Za-z0-9])(?:xox[abposre]-|AKIA|ASIA|[rs]k_live_)|(?<![A-Za-z0-9_-])AIza|\b[Bb]earer\s+)[A-Za-z0-9._~+/=-]*$/;
+
+/** Words that make the screen look closer (a secret key name followed by `:`, `=`, `,` or a flag's `--`). */
+const KEY_WORDS = String.raw`passw(?:or)?d|passphrase|secret|(?<!progress|page|next)token|api[-_ ]?key|authorization|cookie|private[-_]?key|access[-_]?key|credential`;
+/** Cheap look at any text: could it hold a secret? False means certainly not (by the default rules). */
+const SCREEN_SOURCE = [
+  String.raw`(?:${KEY_WORDS})s?(?:\\*["']?\s*[:=,])`,
+  String.raw`--?[\w-]{0,40}(?:${KEY_WORDS})`,
+  String.raw`"(?:pass|pwd|auth)\\*"`,
+  String.raw`(?<![A-Za-z0-9_-])(?:sk-|gsk_|gh[pousr]_|github_pat_|xox[abposre]-|AKIA|ASIA|AIza|[rs]k_live_|eyJ)`,
+  String.raw`\b(?:bearer|basic)\s`,
+  String.raw`:\/\/[^/\s:@"'\\]{1,100}:[^@\s"'\\/]{1,200}@`,
+  // Secret header names appear as JSON keys in `headers`.
+  String.raw`(?:x-api-key|api-key)\\*"`,
+].join('|');
+
+/** `"key": "value"` (or a number/boolean value) in JSON-like text, including a string cut off at the end. */
+const JSON_PAIR = /"([^"\\\n]{1,100})"(\s*:\s*)("(?:[^"\\]|\\.)*(?:"|$)|-?\d[\d.eE+-]*|true|false)/g;
+/** The same one level down: JSON text inside a JSON string, where quotes are escaped (`\"key\":\"value\"`). */
+const ESCAPED_JSON_PAIR = /\\"([^"\\\n]{1,100})\\"(\s*:\s*)(\\"(?:[^"\\]|\\\\)*(?:\\"|$)|-?\d[\d.eE+-]*|true|false)/g;
+/** `key=value`, `key: value` and `--key value` in free text (stderr lines, command lines, prose); built per Redactor. */
+function textPairRe(extraKeySource: string): RegExp {
+  const words = `${KEY_WORDS}|pass|pwd|auth${extraKeySource ? `|${extraKeySource}` : ''}`;
+  return new RegExp(String.raw`(?<![\w-])(--?)?([\w.-]{0,40}(?:${words})[\w.-]{0,20})(\s*[=:]\s*|\s+)(?!\[redacted\])([^\s"',;&]+)`, 'gi');
+}
+
+/** Keys of streamed text whose pieces arrive split across chunks. */
+const STREAMED_KEYS = new Set(['content', 'text', 'arguments', 'thinking', 'response', 'reasoning_content', 'reasoning', 'refusal', 'delta']);
+/** How much of each stream's recent text is remembered to catch a secret split across chunks. */
+const STREAM_TAIL_CHARS = 256;
+/** At most this many LLM streams are followed at once; the oldest is forgotten first. */
+const MAX_STREAMS = 1024;
+
+type Mutable = Record<string, unknown>;
+
+/**
+ * The redaction rules in force for one log, compiled once. Pure apart from the per-stream tails it keeps for
+ * `llm-chunk` records (bounded).
+ */
+export class Redactor {
+  private readonly screenRe: RegExp;
+  private readonly extraKeys: Set<string>;
+  private readonly extraPatterns: RegExp[];
+  private readonly textPair: RegExp;
+  /** Per LLM exchange: per streamed field, the last characters seen (unredacted, in memory only). */
+  private readonly streams = new Map<string, Map<string, string>>();
+
+  constructor(rules: RedactRules = {}) {
+    this.extraKeys = new Set((rules.keys ?? []).map(normalizeKey).filter((k) => k !== ''));
+    this.extraPatterns = (rules.patterns ?? []).map((p) => compilePattern(p));
+    const extraKeySource = [...(rules.keys ?? [])].map(escapeRegExp).join('|');
+    this.textPair = textPairRe(extraKeySource);
+    const sources = [SCREEN_SOURCE];
+    if (extraKeySource) sources.push(String.raw`(?:${extraKeySource})\\*["']?\s*[:=,]`, String.raw`--?(?:${extraKeySource})`);
+    // User patterns join the one screen regex unless they use back-references, which would change meaning there.
+    for (const p of this.extraPatterns) if (!/\\[1-9]|\\k</.test(p.source)) sources.push(`(?:${p.source})`);
+    this.screenRe = new RegExp(sources.join('|'), 'i');
+    this.screenExtra = this.extraPatterns.filter((p) => /\\[1-9]|\\k</.test(p.source)).map((p) => new RegExp(p.source, p.flags.replace('g', '')));
+  }
+
+  private readonly screenExtra: RegExp[];
+
+  /** True when the text might hold a secret. One regex test; false is certain. */
+  screen(text: string): boolean {
+    if (this.screenRe.test(text)) return true;
+    for (const re of this.screenExtra) if (re.test(text)) return true;
+    return false;
+  }
+
+  /** True when the log must not hold the value of a JSON key, variable or flag of this name. */
+  isSecretKey(name: string): boolean {
+    return isSecretKey(name) || (this.extraKeys.size > 0 && this.extraKeys.has(normalizeKey(name)));
+  }
+
+  /** Redact credential shapes and `key=value` secrets in free text (or JSON text that does not parse). */
+  redactText(text: string): string {
+    if (!this.screen(text)) return text;
+    let out = text;
+    for (const { re, keep } of VALUE_PATTERNS) {
+      re.lastIndex = 0;
+      out = keep ? out.replace(re, (m: string, ...g: string[]) => keep(m, ...g)) : out.replace(re, REDACTED);
+    }
+    for (const re of this.extraPatterns) out = out.replace(re, REDACTED);
+    out = out.replace(JSON_PAIR, (m, key: string, sep: string, value: string) =>
+      this.isSecretKey(key) && value !== '""' && value !== `"${REDACTED}"` ? `"${key}"${sep}"${REDACTED}"` : m,
+    );
+    out = out.replace(ESCAPED_JSON_PAIR, (m, key: string, sep: string, value: string) =>
+      this.isSecretKey(key) && value !== '\\"\\"' && value !== `\\"${REDACTED}\\"` ? `\\"${key}\\"${sep}\\"${REDACTED}\\"` : m,
+    );
+    out = out.replace(this.textPair, (m, dashes: string | undefined, key: string, sep: string, value: string) => {
+      // "--token abc" is a flag and its value; "token abc" in prose is not.
+      if (!dashes && !/[=:]/.test(sep)) return m;
+      if (!this.isSecretKey(key) || /^(?:bearer|basic)$/i.test(value)) return m;
+      return `${dashes ?? ''}${key}${sep}${REDACTED}`;
+    });
+    return out;
+  }
+
+  /**
+   * Redact any JSON value: secret keys at any depth, credential-shaped strings anywhere. Returns the same
+   * reference when nothing changed (so callers can tell), a copy otherwise; the input is never modified.
+   */
+  redactValue(value: unknown, secretKey = false): unknown {
+    if (typeof value === 'string') {
+      if (secretKey) return value === '' || value === REDACTED ? value : REDACTED;
+      return this.redactText(value);
+    }
+    if (typeof value === 'number') return secretKey ? REDACTED : value;
+    if (value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) {
+      let copy: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const item = value[i];
+        // Under a secret key, an array of strings is a list of secrets; objects are walked (a JSON schema
+        // that describes an `api_key` property is not a secret).
+        const next = this.redactValue(item, secretKey && (typeof item !== 'object' || item === null));
+        if (next !== item) (copy ??= value.slice())[i] = next;
+      }
+      return copy ?? value;
+    }
+    let copy: Mutable | undefined;
+    for (const [key, item] of Object.entries(value as Mutable)) {
+      const next = key === 'headers' && isHeaderMap(item) ? this.redactHeaderValues(item) : this.redactValue(item, this.isSecretKey(key));
+      if (next !== item) (copy ??= { ...(value as Mutable) })[key] = next;
+    }
+    return copy ?? value;
+  }
+
+  /** Text that may be JSON (a frame, a body): parsed and redacted deeply so it stays parseable; else as text. */
+  redactJsonText(text: string): string {
+    if (!this.screen(text)) return text;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return this.redactText(text);
+    }
+    const next = this.redactValue(parsed);
+    return next === parsed ? text : JSON.stringify(next);
+  }
+
+  /** A command line: `--token abc` hides `abc`, `--token=abc` hides what follows `=`, credential shapes anywhere. */
+  redactArgs(args: readonly string[]): string[] {
+    const out = args.map((a) => this.redactText(a));
+    for (let i = 0; i < args.length - 1; i++) {
+      const flag = /^--?([A-Za-z][\w.-]*)$/.exec(args[i]!);
+      if (flag && this.isSecretKey(flag[1]!) && !args[i + 1]!.startsWith('-')) out[i + 1] = REDACTED;
+    }
+    return out;
+  }
+
+  /** Header values by this redactor's rules: the secret-header names, extra keys, and credential shapes. */
+  redactHeaderValues(headers: LoggedHeaders): LoggedHeaders {
+    let copy: LoggedHeaders | undefined;
+    for (const [name, value] of Object.entries(headers)) {
+      const secret = isSecretHeader(name) || this.isSecretKey(name);
+      const redactOne = (v: string): string => (secret ? (v === REDACTED ? v : keepScheme(name, v)) : this.redactText(v));
+      const next = Array.isArray(value) ? value.map(redactOne) : redactOne(value);
+      const changed = Array.isArray(value) ? (next as string[]).some((v, i) => v !== value[i]) : next !== value;
+      if (changed) (copy ??= { ...headers })[name] = next;
+    }
+    return copy ?? headers;
+  }
+
+  /**
+   * Redact one whole record, as LogWriter hands it over. Returns the record itself when nothing needed hiding,
+   * else a redacted copy marked `redacted: true`. `line` is the record already serialized: when the screen
+   * finds nothing there (the common case) no field is looked at one by one.
+   */
+  redactRecord<T extends Mutable>(record: T, line: string): T {
+    const chunk = record.kind === 'llm-chunk';
+    if (!chunk) {
+      if (record.kind === 'llm-response' || record.kind === 'llm-error' || record.kind === 'http-end') this.endStream(record);
+      if (!this.screen(line)) return record;
+    }
+    let copy: Mutable | undefined;
+    const set = (key: string, value: unknown): void => {
+      if (value !== record[key]) (copy ??= { ...record })[key] = value;
+    };
+    for (const [key, value] of Object.entries(record)) {
+      if (key === 'raw' || key === 'body' || key === 'data') {
+        const encoded = key === 'raw' ? record.rawEncoding : key === 'body' ? record.bodyEncoding : undefined;
+        if (typeof value === 'string' && encoded !== 'base64' && !chunk) set(key, this.redactJsonText(value));
+      } else if (key === 'args' && Array.isArray(value) && value.every((a) => typeof a === 'string')) {
+        const next = this.redactArgs(value as string[]);
+        if (next.some((a, i) => a !== value[i])) set(key, next);
+      } else if (key === 'headers' && isHeaderMap(value)) {
+        set(key, this.redactHeaderValues(value));
+      } else if (!chunk || (key !== 'delta' && key !== 'raw')) {
+        set(key, this.redactValue(value, this.isSecretKey(key)));
+      }
+    }
+    if (chunk) this.redactChunk(record, set);
+    if (!copy) return record;
+    (copy as Mutable).redacted = true;
+    return copy as T;
+  }
+
+  /** Number of LLM streams being followed (bounded by MAX_STREAMS). */
+  get streamCount(): number {
+    return this.streams.size;
+  }
+
+  /**
+   * An `llm-chunk`: its text is one piece of a longer stream, so a key may arrive as `sk-pro` + `j-abc…`. Half a
+   * key is still a leak (the other half sits in the next record), so each piece is judged together with the
+   * stream's recent text: a credential that ends in this chunk, or one that starts here and may go on, is hidden
+   * in the part this chunk holds.
+   */
+  private redactChunk(record: Mutable, set: (key: string, value: unknown) => void): void {
+    const streamKey = `${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`;
+    let tails = this.streams.get(streamKey);
+    if (!tails) {
+      if (this.streams.size >= MAX_STREAMS) this.streams.delete(this.streams.keys().next().value as string);
+      tails = new Map();
+      this.streams.set(streamKey, tails);
+    }
+    if (typeof record.delta === 'string') set('delta', this.redactPiece(tails, '#delta', record.delta));
+    if (typeof record.raw !== 'string') return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(record.raw);
+    } catch {
+      set('raw', this.redactPiece(tails, '#raw', record.raw));
+      return;
+    }
+    const next = this.redactStreamed(tails, parsed, '');
+    if (next !== parsed) set('raw', JSON.stringify(next));
+  }
+
+  /** Walk a parsed chunk: streamed text fields are judged with their stream's tail, everything else as usual. */
+  private redactStreamed(tails: Map<string, string>, value: unknown, path: string): unknown {
+    if (value === null || typeof value !== 'object') return value;
+    const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value as Mutable);
+    let copy: Mutable | unknown[] | undefined;
+    for (const [key, item] of entries) {
+      const itemPath = `${path}/${key}`;
+      let next: unknown;
+      if (typeof item === 'string' && typeof key === 'string' && STREAMED_KEYS.has(key)) next = this.redactPiece(tails, itemPath, item);
+      else if (typeof item === 'object' && item !== null) next = this.redactStreamed(tails, item, itemPath);
+      else next = this.redactValue(item, typeof key === 'string' && this.isSecretKey(key));
+      if (next !== item) {
+        copy ??= Array.isArray(value) ? value.slice() : { ...(value as Mutable) };
+        (copy as Record<string | number, unknown>)[key] = next;
+      }
+    }
+    return copy ?? value;
+  }
+
+  /** One piece of a stream: hide whatever part of it belongs to a credential seen across the piece boundary. */
+  private redactPiece(tails: Map<string, string>, field: string, piece: string): string {
+    const tail = tails.get(field) ?? '';
+    const combined = tail + piece;
+    tails.set(field, combined.length > STREAM_TAIL_CHARS ? combined.slice(-STREAM_TAIL_CHARS) : combined);
+    if (tails.size > 64) tails.delete(tails.keys().next().value as string);
+    if (!this.screen(combined)) return piece;
+    const ranges: [number, number][] = [];
+    const collect = (re: RegExp): void => {
+      re.lastIndex = 0;
+      for (const m of combined.matchAll(re)) ranges.push([m.index, m.index + m[0].length]);
+    };
+    for (const { re } of VALUE_PATTERNS) collect(re);
+    for (const re of this.extraPatterns) collect(re);
+    const dangling = DANGLING_PREFIX.exec(combined);
+    if (dangling) ranges.push([dangling.index, combined.length]);
+    // A secret JSON key whose value is still arriving (tool-call arguments stream as JSON text).
+    for (const m of combined.matchAll(/"([^"\\\n]{1,100})"\s*:\s*"((?:[^"\\]|\\.)*)("|$)/g)) {
+      if (this.isSecretKey(m[1]!) && m[2] !== '') {
+        const start = m.index + m[0].length - m[2]!.length - m[3]!.length;
+        ranges.push([start, start + m[2]!.length]);
+      }
+    }
+    // The part of each range that lies in this piece is hidden; what lay in the tail was judged before.
+    const offset = tail.length;
+    const mine = ranges
+      .map(([s, e]) => [Math.max(s, offset) - offset, e - offset] as [number, number])
+      .filter(([s, e]) => e > s)
+      .sort((a, b) => a[0] - b[0]);
+    if (mine.length === 0) return this.redactText(piece);
+    let out = '';
+    let at = 0;
+    for (const [s, e] of mine) {
+      if (e <= at) continue;
+      out += piece.slice(at, Math.max(s, at)) + (s >= at ? REDACTED : '');
+      at = e;
+    }
+    return this.redactText(out + piece.slice(at));
+  }
+
+  private endStream(record: Mutable): void {
+    if (this.streams.size === 0) return;
+    this.streams.delete(`${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`);
+  }
+}
+
+/** `Authorization: Bearer x` is logged as `Bearer [redacted]` (the scheme helps debugging); cookies keep their names. */
+function keepScheme(name: string, value: string): string {
+  const lower = name.toLowerCase();
+  if (lower === 'authorization' || lower === 'proxy-authorization') {
+    const scheme = /^([A-Za-z][\w-]*)\s+\S/.exec(value);
+    return scheme ? `${scheme[1]} ${REDACTED}` : REDACTED;
+  }
+  if (lower === 'cookie') {
+    return value
+      .split(/;\s*/)
+      .map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${REDACTED}` : REDACTED))
+      .join('; ');
+  }
+  if (lower === 'set-cookie') {
+    const [first, ...attributes] = value.split(/;\s*/);
+    const name = first && first.includes('=') ? `${first.slice(0, first.indexOf('='))}=${REDACTED}` : REDACTED;
+    return [name, ...attributes].join('; ');
+  }
+  return REDACTED;
+}
+
+function isHeaderMap(value: unknown): value is LoggedHeaders {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  for (const v of Object.values(value)) if (typeof v !== 'string' && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) return false;
+  return true;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A user pattern: a RegExp, `/source/flags`, or bare source. Always global. Throws McptapError when invalid. */
+export function compilePattern(pattern: string | RegExp): RegExp {
+  if (pattern instanceof RegExp) return new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`);
+  const slashed = /^\/(.+)\/([a-z]*)$/s.exec(pattern);
+  const source = slashed ? slashed[1]! : pattern;
+  const flags = slashed ? slashed[2]! : '';
+  try {
+    const re = new RegExp(source, flags.includes('g') ? flags : `${flags}g`);
+    if (re.test('')) throw new Error('it matches the empty string');
+    return re;
+  } catch (error) {
+    throw new McptapError('BAD_REDACT_PATTERN', `--redact-pattern ${JSON.stringify(pattern)} is not a usable regular expression (${(error as Error).message}). Give JavaScript regex source, e.g. --redact-pattern 'corp_[A-Za-z0-9]{20}'.`);
+  }
+}
