@@ -32,18 +32,19 @@ export interface LogWriterOptions {
 /** An open log file. Implements RecordSink so the session observers can write into it. */
 export class LogWriter implements RecordSink {
   readonly file: string;
-  private readonly session: string;
-  private readonly channel: Channel;
-  private readonly label: string;
   private readonly warnOnce: (message: string) => void;
   private destination: AppendFile | undefined;
   private seq = 0;
+  /** `"session":…,`, `"channel":…,` and `"label":…,`, serialized once. */
+  private readonly sessionField: string;
+  private readonly channelField: string;
+  private readonly labelField: string;
 
   constructor(options: LogWriterOptions) {
     this.file = options.file;
-    this.session = options.session;
-    this.channel = options.channel;
-    this.label = options.label;
+    this.sessionField = `"session":${JSON.stringify(options.session)},`;
+    this.channelField = `"channel":${JSON.stringify(options.channel)},`;
+    this.labelField = `"label":${JSON.stringify(options.label)},`;
     let warned = false;
     const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
     this.warnOnce = (message) => {
@@ -59,23 +60,23 @@ export class LogWriter implements RecordSink {
     return this.destination !== undefined;
   }
 
-  /** Stamp and write one record; returns its `seq`. Never throws. */
+  /**
+   * Stamp and write one record; returns its `seq`. Never throws.
+   *
+   * Every frame passes through here, so the line is built without copying the draft (object spread costs
+   * microseconds per record on Node 20's V8): the stamp is written as a prefix and the draft is serialized as it
+   * is. A draft that carries its own session or channel (an HTTP tap carries several) keeps it, and the stamp
+   * then leaves that key out, so no key is ever written twice.
+   */
   write(draft: RecordDraft): number {
     const seq = this.seq++;
     const destination = this.destination;
     if (!destination) return seq;
-    const { level, time, channel, session, ...fields } = draft as RecordDraft & { level?: number };
-    const record = {
-      level: level ?? LEVEL.info,
-      v: LOG_FORMAT_VERSION,
-      time,
-      seq,
-      session: session ?? this.session,
-      channel: channel ?? this.channel,
-      label: this.label,
-      ...fields,
-    };
-    destination.write(`${JSON.stringify(record)}\n`);
+    let stamp = `{"v":${LOG_FORMAT_VERSION},"seq":${seq},`;
+    if (draft.level === undefined) stamp += `"level":${LEVEL.info},`;
+    if (draft.session === undefined) stamp += this.sessionField;
+    if (draft.channel === undefined) stamp += this.channelField;
+    destination.write(`${stamp}${this.labelField}${JSON.stringify(draft).slice(1)}\n`);
     return seq;
   }
 
