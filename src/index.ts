@@ -22,3 +22,13 @@ export { readLogs, readAllRecords, readLogFile, listLogFiles, parseRecordLine } 
 export type { SourcedRecord, LogProblem } from './log/reader.js';
 
 export { formatPretty } from './trace/pretty.js';
+
+export { replay } from './replay/replay.js';
+export type { ReplayOptions, ReplayHandle } from './replay/replay.js';
+export { startStdioReplay } from './replay/stdio-server.js';
+export type { StdioReplay, StdioReplayOptions } from './replay/stdio-server.js';
+export { startHttpReplay, parseListen } from './replay/http-server.js';
+export type { HttpReplay, HttpReplayOptions } from './replay/http-server.js';
+export { McpReplayEngine, buildScript, mcpSessions } from './replay/mcp-engine.js';
+export { MATCH_MODES, canonicalJson, canonicalParams, canonicalBody } from './replay/match.js';
+export type { MatchMode } from './replay/match.js';

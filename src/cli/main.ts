@@ -8,8 +8,10 @@ import { MCPTAP_VERSION } from '../version.js';
 import type { CliContext, RegisterCommand } from './shared.js';
 import { registerWrap } from './wrap.js';
 import { registerView } from './view.js';
+import { registerHttp } from './http.js';
+import { registerReplay } from './replay.js';
 
-const COMMANDS: RegisterCommand[] = [registerWrap, registerView];
+const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerHttp];
 
 const argv = hideBin(process.argv);
 const separator = argv.indexOf('--');

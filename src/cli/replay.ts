@@ -1,0 +1,68 @@
+/**
+ * `mcptap replay LOG... [--match params|sequential|strict]`: stand in for the recorded MCP server over stdio.
+ * `mcptap replay LOG... --listen [HOST:]PORT`: serve the recorded HTTP exchanges (MCP, Ollama, OpenAI, JSON).
+ * A thin layer over the replay API: flags in, exit code out.
+ */
+import type { Argv } from 'yargs';
+import { startStdioReplay, startHttpReplay, parseListen, MATCH_MODES, type MatchMode } from '../index.js';
+import { fail, type RegisterCommand } from './shared.js';
+
+function options(y: Argv): Argv {
+  return y
+    .positional('logs', { type: 'string', array: true, describe: 'Log files or folders holding the capture' })
+    .option('match', { type: 'string', choices: MATCH_MODES as string[], default: 'params', describe: 'stdio: pair live requests with recorded ones by method and params (falling back to recorded order), by order only, or strictly both' })
+    .option('session', { type: 'string', describe: 'stdio: which recorded MCP session to replay, when the logs hold several' })
+    .option('listen', { type: 'string', describe: 'Serve recorded HTTP exchanges on [HOST:]PORT instead of stdio (HOST defaults to 127.0.0.1; port 0 picks a free one)' })
+    .option('speed', { type: 'number', default: 1, describe: 'Play the recorded pauses (server answers, streamed chunks) this many times faster' })
+    .option('delay', { type: 'boolean', default: true, describe: 'Keep the recorded pauses (--no-delay answers at once)' })
+    .option('ignore', { type: 'string', array: true, default: [], describe: 'HTTP: JSON fields to leave out when matching bodies (timestamps, request ids); repeatable' })
+    .example('$0 replay fixtures/captures/mcp-stdio/everything.ndjson', 'Act as the recorded server for a stdio client')
+    .example('"command": "npx", "args": ["-y", "mcptap", "replay", "weather.ndjson"]', 'In an mcpServers entry, instead of the real server')
+    .example('$0 replay logs/ollama-*.ndjson --listen 11434 --no-delay', 'Serve a recorded Ollama conversation to an agent')
+    .check((argv) => {
+      if (!Number.isFinite(argv.speed as number) || (argv.speed as number) <= 0) throw new Error(`--speed must be a number above 0, not ${String(argv.speed)}.`);
+      return true;
+    });
+}
+
+async function run(argv: Record<string, unknown>): Promise<void> {
+  const logs = argv.logs as string[];
+  try {
+    if (typeof argv.listen === 'string') {
+      const listen = parseListen(argv.listen);
+      const server = await startHttpReplay({
+        logs,
+        listen,
+        speed: argv.speed as number,
+        noDelay: argv.delay === false,
+        ignore: argv.ignore as string[],
+        onNote: (note) => process.stderr.write(`mcptap: ${note}\n`),
+      });
+      process.stderr.write(`mcptap: replaying ${server.exchanges} recorded HTTP exchanges at ${server.url}\n`);
+      const stop = (): void => {
+        void server.close().then(() => process.exit(0));
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      return;
+    }
+    const replay = await startStdioReplay({
+      logs,
+      match: argv.match as MatchMode,
+      speed: argv.speed as number,
+      noDelay: argv.delay === false,
+      ...(typeof argv.session === 'string' ? { session: argv.session } : {}),
+    });
+    const stats = await replay.done;
+    process.stderr.write(
+      `mcptap: replay of ${replay.session} ended: ${stats.answered} of ${stats.recordedRequests} recorded requests answered, ${stats.misses} not in the capture.\n`,
+    );
+    // Let the last frames reach the client before leaving.
+    process.stdout.write('', () => process.exit(0));
+  } catch (error) {
+    fail(error, 1);
+  }
+}
+
+export const registerReplay: RegisterCommand = (cli) =>
+  cli.command('replay <logs..>', 'Stand in for a recorded MCP server (stdio) or recorded HTTP peers (--listen)', options, (argv) => run(argv));

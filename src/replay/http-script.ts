@@ -1,0 +1,264 @@
+/**
+ * Recorded HTTP exchanges, ready to be served again. Pure: records in, exchanges out; a live request in, the
+ * recorded exchange that answers it out; a body and its recorded chunk boundaries in, a timed plan out.
+ *
+ * An exchange is assembled from its three records (schema.ts): `http-request` (method, path, body),
+ * `http-response` (status, headers, time to first byte) and `http-end` (the response body and its chunk spacing).
+ */
+import type { HttpEndRecord, HttpOutcome, HttpRequestRecord, HttpResponseRecord, LoggedHeaders, LogRecord } from '../log/schema.js';
+import type { JsonRpcId } from '../types.js';
+import { canonicalBody } from './match.js';
+
+/** One recorded HTTP exchange. */
+export interface RecordedExchange {
+  /** Where it came from (`file#exchange`), for messages. */
+  ref: string;
+  method: string;
+  path: string;
+  requestBody?: string;
+  status?: number;
+  headers: LoggedHeaders;
+  ttfbMs: number;
+  body: Buffer;
+  bodyTruncated: boolean;
+  chunks?: [number, number][];
+  outcome: HttpOutcome;
+  /** For a JSON-RPC request body: its id and method (ids are rewritten to the live ones on the way out). */
+  rpcId?: JsonRpcId;
+  rpcMethod?: string;
+  /** `params._meta.progressToken` of a JSON-RPC request body. */
+  progressToken?: unknown;
+}
+
+/** Records with the file they came from (files scope exchange ids). */
+export interface RecordInFile {
+  record: LogRecord;
+  file?: string;
+}
+
+/** Gather the complete recorded exchanges, in the order their requests were recorded. */
+export function buildHttpExchanges(records: readonly RecordInFile[]): RecordedExchange[] {
+  const parts = new Map<string, { req?: HttpRequestRecord; res?: HttpResponseRecord; end?: HttpEndRecord; order: number }>();
+  let order = 0;
+  for (const { record, file } of records) {
+    if (record.kind !== 'http-request' && record.kind !== 'http-response' && record.kind !== 'http-end') continue;
+    const key = `${file ?? ''}#${record.exchange}`;
+    const entry = parts.get(key) ?? { order: order++ };
+    if (record.kind === 'http-request') entry.req = record;
+    else if (record.kind === 'http-response') entry.res = record;
+    else entry.end = record;
+    parts.set(key, entry);
+  }
+  const exchanges: RecordedExchange[] = [];
+  for (const [key, { req, res, end }] of [...parts.entries()].sort((a, b) => a[1].order - b[1].order)) {
+    if (!req || !end) continue;
+    const exchange: RecordedExchange = {
+      ref: key.startsWith('#') ? key.slice(1) : key,
+      method: req.method,
+      path: req.path,
+      headers: res?.headers ?? {},
+      ttfbMs: res?.ttfbMs ?? 0,
+      body: end.body === undefined ? Buffer.alloc(0) : Buffer.from(end.body, end.bodyEncoding === 'base64' ? 'base64' : 'utf8'),
+      bodyTruncated: end.bodyTruncated === true,
+      outcome: end.outcome,
+    };
+    const status = res?.status ?? end.status;
+    if (status !== undefined) exchange.status = status;
+    if (end.chunks) exchange.chunks = end.chunks;
+    if (req.body !== undefined) {
+      exchange.requestBody = req.bodyEncoding === 'base64' ? Buffer.from(req.body, 'base64').toString('utf8') : req.body;
+      const rpc = jsonRpcRequestOf(exchange.requestBody);
+      if (rpc) {
+        exchange.rpcId = rpc.id;
+        exchange.rpcMethod = rpc.method;
+        if (rpc.progressToken !== undefined) exchange.progressToken = rpc.progressToken;
+      }
+    }
+    exchanges.push(exchange);
+  }
+  return exchanges;
+}
+
+/** The id, method and progress token of a JSON-RPC request body, if it is one. */
+export function jsonRpcRequestOf(body: string | undefined): { id: JsonRpcId; method: string; progressToken?: unknown } | undefined {
+  if (!body) return undefined;
+  let o: unknown;
+  try {
+    o = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) return undefined;
+  const m = o as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || (typeof m.id !== 'string' && typeof m.id !== 'number')) return undefined;
+  const meta = (m.params as Record<string, unknown> | undefined)?._meta as Record<string, unknown> | undefined;
+  return { id: m.id, method: m.method, ...(meta?.progressToken !== undefined ? { progressToken: meta.progressToken } : {}) };
+}
+
+/** The JSON-RPC response id of a body that is a client's answer to a server request (a POST of a response). */
+function jsonRpcResponseIdOf(body: string | undefined): JsonRpcId | undefined {
+  if (!body) return undefined;
+  try {
+    const o = JSON.parse(body) as Record<string, unknown>;
+    if (o && o.jsonrpc === '2.0' && !('method' in o) && (typeof o.id === 'string' || typeof o.id === 'number')) return o.id;
+  } catch {
+    // not JSON
+  }
+  return undefined;
+}
+
+/** A live request as the matcher sees it. */
+export interface LiveRequest {
+  method: string;
+  path: string;
+  body?: string;
+}
+
+/** Why no recorded exchange answers a live request. */
+export interface HttpMiss {
+  miss: true;
+  /** A sentence naming the request and saying it is not in the capture. */
+  message: string;
+}
+
+/**
+ * Picks recorded exchanges for live requests: same method, path and canonical body (`--ignore` fields left out;
+ * a JSON-RPC request's id and `_meta` never count, and a client's answer to a server request is matched by its id
+ * alone). Repeats are served in recorded order; once every recording of a request has been served, the last one
+ * is served again. A JSON-RPC request with no exact twin falls back to the first unserved recording of the same
+ * JSON-RPC method (a client whose clientInfo version changed still gets its initialize answered).
+ */
+export class HttpMatcher {
+  private readonly exchanges: RecordedExchange[];
+  private readonly keys: string[];
+  private readonly used: boolean[];
+  private readonly ignore: ReadonlySet<string>;
+
+  constructor(exchanges: readonly RecordedExchange[], ignore: readonly string[] = []) {
+    this.exchanges = [...exchanges];
+    this.ignore = new Set(ignore);
+    this.keys = this.exchanges.map((e) => this.keyOf(e.method, e.path, e.requestBody));
+    this.used = this.exchanges.map(() => false);
+  }
+
+  /** How many recorded exchanges can be served. */
+  get size(): number {
+    return this.exchanges.length;
+  }
+
+  /** Exchanges never served so far. */
+  unserved(): RecordedExchange[] {
+    return this.exchanges.filter((_, i) => !this.used[i]);
+  }
+
+  pick(live: LiveRequest): RecordedExchange | HttpMiss {
+    const key = this.keyOf(live.method, live.path, live.body);
+    let last = -1;
+    for (let i = 0; i < this.exchanges.length; i++) {
+      if (this.keys[i] !== key) continue;
+      last = i;
+      if (!this.used[i]) return this.take(i);
+    }
+    const rpc = jsonRpcRequestOf(live.body);
+    if (rpc) {
+      for (let i = 0; i < this.exchanges.length; i++) {
+        const e = this.exchanges[i]!;
+        if (!this.used[i] && e.method === live.method && e.path === live.path && e.rpcMethod === rpc.method) return this.take(i);
+      }
+    }
+    if (last !== -1) return this.exchanges[last]!;
+    const what = rpc ? `${live.method} ${live.path} (JSON-RPC ${rpc.method})` : `${live.method} ${live.path}`;
+    const samePath = this.exchanges.some((e) => e.method === live.method && e.path === live.path);
+    const message = samePath
+      ? `${what} with this body is not in the capture: the recorded requests to ${live.path} had other bodies${this.ignore.size ? '' : ' (--ignore FIELD leaves out fields such as timestamps)'}.`
+      : `${what} is not in the capture: nothing was recorded for that method and path.`;
+    return { miss: true, message };
+  }
+
+  private take(i: number): RecordedExchange {
+    this.used[i] = true;
+    return this.exchanges[i]!;
+  }
+
+  private keyOf(method: string, path: string, body: string | undefined): string {
+    const responseId = jsonRpcResponseIdOf(body);
+    const bodyKey = responseId !== undefined ? `rpc-response:${typeof responseId}:${responseId}` : canonicalBody(body, this.ignore);
+    return `${method} ${path} ${bodyKey}`;
+  }
+}
+
+/** One piece of a response body and when to send it, in ms after the headers. */
+export interface TimedPiece {
+  atMs: number;
+  bytes: Buffer;
+}
+
+/**
+ * Cut a recorded body along its recorded chunk boundaries, with the recorded spacing divided by `speed` (or none
+ * with `noDelay`). When the boundaries do not add up to the body (the body was logged decompressed), they are
+ * scaled to it; without boundaries the body goes out whole.
+ */
+export function planChunks(body: Buffer, chunks: readonly [number, number][] | undefined, options: { speed?: number; noDelay?: boolean } = {}): TimedPiece[] {
+  const speed = options.speed ?? 1;
+  const at = (ms: number): number => (options.noDelay ? 0 : Math.max(0, ms / speed));
+  if (!chunks || chunks.length === 0) return body.length ? [{ atMs: 0, bytes: body }] : [];
+  const total = chunks.reduce((n, [, len]) => n + len, 0);
+  const pieces: TimedPiece[] = [];
+  let start = 0;
+  let cumulative = 0;
+  for (const [index, [ms, len]] of chunks.entries()) {
+    cumulative += len;
+    const end = index === chunks.length - 1 ? body.length : total === body.length ? cumulative : Math.round((body.length * cumulative) / Math.max(total, 1));
+    if (end > start) pieces.push({ atMs: at(ms), bytes: body.subarray(start, Math.min(end, body.length)) });
+    start = Math.max(start, Math.min(end, body.length));
+  }
+  return pieces;
+}
+
+/**
+ * Rewrite the recorded JSON-RPC id (and progress token) to the live ones inside a response body piece: a whole
+ * JSON body, or the `data:` lines of SSE events. Pieces with nothing to rewrite come back unchanged.
+ */
+export function rewriteRpcIds(piece: Buffer, recorded: { id?: JsonRpcId; token?: unknown }, live: { id?: JsonRpcId; token?: unknown }, sse: boolean): Buffer {
+  const idChanges = recorded.id !== undefined && live.id !== undefined && recorded.id !== live.id;
+  const tokenChanges = recorded.token !== undefined && live.token !== undefined && recorded.token !== live.token;
+  if (!idChanges && !tokenChanges) return piece;
+  const rewrite = (text: string): string | undefined => {
+    let o: Record<string, unknown>;
+    try {
+      o = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+    if (!o || typeof o !== 'object' || o.jsonrpc !== '2.0') return undefined;
+    if (idChanges && !('method' in o) && o.id === recorded.id) return JSON.stringify({ ...o, id: live.id });
+    const params = o.params as Record<string, unknown> | undefined;
+    if (tokenChanges && o.method === 'notifications/progress' && params && params.progressToken === recorded.token) {
+      return JSON.stringify({ ...o, params: { ...params, progressToken: live.token } });
+    }
+    return undefined;
+  };
+  const text = piece.toString('utf8');
+  if (!sse) {
+    const changed = rewrite(text);
+    return changed === undefined ? piece : Buffer.from(changed);
+  }
+  let touched = false;
+  const lines = text.split('\n').map((line) => {
+    const m = /^data: ?(.*?)(\r?)$/.exec(line);
+    if (!m) return line;
+    const changed = rewrite(m[1]!);
+    if (changed === undefined) return line;
+    touched = true;
+    return `data: ${changed}${m[2]}`;
+  });
+  return touched ? Buffer.from(lines.join('\n')) : piece;
+}
+
+/** Response headers fit to send again: hop-by-hop and length/encoding headers dropped (the body is re-sent decoded). */
+export function replayHeaders(headers: LoggedHeaders): Record<string, string | string[]> {
+  const drop = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) if (!drop.has(name.toLowerCase())) out[name] = value;
+  return out;
+}

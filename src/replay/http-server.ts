@@ -1,0 +1,195 @@
+/**
+ * The HTTP replay: an HTTP server that answers live requests with recorded exchanges — MCP Streamable HTTP (with
+ * its session header and SSE streams), Ollama NDJSON, OpenAI SSE, plain JSON — streaming each recorded body in
+ * its recorded chunks with the recorded spacing (`speed`, `noDelay`).
+ *
+ * The I/O edge only: matching, chunk plans and id rewriting live in http-script.ts. Binds 127.0.0.1 unless told.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readLogs } from '../log/reader.js';
+import type { LogRecord } from '../log/schema.js';
+import { McptapError } from '../types.js';
+import {
+  buildHttpExchanges,
+  HttpMatcher,
+  jsonRpcRequestOf,
+  planChunks,
+  replayHeaders,
+  rewriteRpcIds,
+  type RecordedExchange,
+  type RecordInFile,
+} from './http-script.js';
+
+export interface HttpReplayOptions {
+  /** Log files or folders holding the capture. */
+  logs?: readonly string[];
+  /** Already-read records, instead of `logs`. */
+  records?: readonly LogRecord[];
+  /** Where to listen; host defaults to 127.0.0.1, port 0 picks a free one. */
+  listen?: { host?: string; port: number };
+  /** Play recorded spacing this many times faster (default 1). */
+  speed?: number;
+  /** Send each recorded body at once. */
+  noDelay?: boolean;
+  /** JSON fields left out when matching request bodies. */
+  ignore?: readonly string[];
+  /** Misses and warnings, as plain sentences (the CLI prints them on stderr). */
+  onNote?: (note: string) => void;
+}
+
+export interface HttpReplay {
+  /** Base URL, e.g. http://127.0.0.1:41234 */
+  readonly url: string;
+  readonly port: number;
+  /** Number of recorded exchanges that can be served. */
+  readonly exchanges: number;
+  /** Requests that found no recorded exchange so far. */
+  readonly misses: string[];
+  close(): Promise<void>;
+}
+
+/** Parse `[HOST:]PORT` (`8080`, `0.0.0.0:8080`, `[::1]:8080`). */
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]:|([^:]+):)?(\d+)$/.exec(text.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !Number.isInteger(port) || port > 65535) {
+    throw new McptapError('BAD_LISTEN', `--listen takes [HOST:]PORT, for example 11434 or 127.0.0.1:8080, not "${text}".`);
+  }
+  return { host: m[1] ?? m[2] ?? '127.0.0.1', port };
+}
+
+/** Start serving recorded HTTP exchanges. Throws McptapError when the logs hold none. */
+export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpReplay> {
+  const sourced: RecordInFile[] = [];
+  if (options.records) for (const record of options.records) sourced.push({ record });
+  else for await (const { record, file } of readLogs(options.logs ?? [])) sourced.push({ record, file });
+  const exchanges = buildHttpExchanges(sourced);
+  if (exchanges.length === 0) {
+    throw new McptapError(
+      'NO_HTTP_EXCHANGES',
+      'the logs hold no complete HTTP exchanges to serve. Give a log written by `mcptap http` (for a stdio capture, leave out --listen).',
+    );
+  }
+  const note = options.onNote ?? (() => {});
+  const truncated = exchanges.filter((e) => e.bodyTruncated).length;
+  if (truncated) note(`${truncated} recorded response bodies were cut at --max-body when recorded; they are served as far as they were kept.`);
+  const matcher = new HttpMatcher(exchanges, options.ignore ?? []);
+  const misses: string[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+
+  const server = createServer((req, res) => {
+    const pieces: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => pieces.push(chunk));
+    req.on('end', () => {
+      const body = pieces.length ? Buffer.concat(pieces).toString('utf8') : undefined;
+      const live = { method: req.method ?? 'GET', path: req.url ?? '/', ...(body !== undefined ? { body } : {}) };
+      const picked = matcher.pick(live);
+      if ('miss' in picked) {
+        misses.push(picked.message);
+        note(`replay miss: ${picked.message}`);
+        sendMiss(res, live.path, body, picked.message);
+        return;
+      }
+      serve(req, res, picked, body);
+    });
+  });
+
+  function later(ms: number, work: () => void): void {
+    if (ms <= 0) {
+      work();
+      return;
+    }
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      work();
+    }, ms);
+    timers.add(timer);
+  }
+
+  function serve(req: IncomingMessage, res: ServerResponse, exchange: RecordedExchange, body: string | undefined): void {
+    if (exchange.status === undefined) {
+      // The upstream never answered when this was recorded (unreachable or reset before headers): say so.
+      sendJson(res, 502, { error: `mcptap replay: when recorded, ${exchange.method} ${exchange.path} got no response from upstream (${exchange.outcome}).` });
+      return;
+    }
+    const rpc = jsonRpcRequestOf(body);
+    const contentType = String(exchange.headers['content-type'] ?? '');
+    const sse = contentType.includes('text/event-stream');
+    const recordedIds = { ...(exchange.rpcId !== undefined ? { id: exchange.rpcId } : {}), token: exchange.progressToken };
+    const liveIds = { ...(rpc ? { id: rpc.id } : {}), token: rpc?.progressToken };
+    const plan = planChunks(exchange.body, exchange.chunks, options);
+    let closed = false;
+    req.socket.on('close', () => {
+      closed = true;
+    });
+    later(options.noDelay ? 0 : exchange.ttfbMs / (options.speed ?? 1), () => {
+      if (closed) return;
+      res.writeHead(exchange.status!, replayHeaders(exchange.headers));
+      res.flushHeaders();
+      let remaining = plan.length;
+      const finish = (): void => {
+        if (exchange.outcome === 'upstream-reset') res.destroy();
+        // A stream the client itself hung up on (a standalone SSE GET) stays open until this client does.
+        else if (exchange.outcome !== 'client-aborted') res.end();
+      };
+      if (remaining === 0) finish();
+      for (const piece of plan) {
+        later(piece.atMs, () => {
+          if (closed) return;
+          res.write(rewriteRpcIds(piece.bytes, recordedIds, liveIds, sse));
+          if (--remaining === 0) finish();
+        });
+      }
+    });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new McptapError(
+          'LISTEN_FAILED',
+          error.code === 'EADDRINUSE'
+            ? `port ${options.listen?.port} is already in use; choose another with --listen, or 0 for a free one.`
+            : `cannot listen on ${options.listen?.host ?? '127.0.0.1'}:${options.listen?.port ?? 0} (${error.code ?? error.message}).`,
+        ),
+      ),
+    );
+    server.listen(options.listen?.port ?? 0, options.listen?.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    exchanges: matcher.size,
+    misses,
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A request not in the capture: 404 with a JSON body each kind of client shows to its user. */
+function sendMiss(res: ServerResponse, path: string, body: string | undefined, message: string): void {
+  const text = `mcptap replay: ${message}`;
+  const rpc = jsonRpcRequestOf(body);
+  if (rpc) {
+    sendJson(res, 404, { jsonrpc: '2.0', id: rpc.id, error: { code: -32601, message: text } });
+  } else if (path.startsWith('/v1/')) {
+    // OpenAI clients read error.message.
+    sendJson(res, 404, { error: { message: text, type: 'mcptap_replay_miss', code: 'not_in_capture' } });
+  } else {
+    // Ollama's client (and most others) read a string `error`.
+    sendJson(res, 404, { error: text });
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const text = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
