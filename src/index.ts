@@ -22,6 +22,14 @@ export { readLogs, readAllRecords, readLogFile, listLogFiles, parseRecordLine } 
 export type { SourcedRecord, LogProblem } from './log/reader.js';
 
 export { formatPretty } from './trace/pretty.js';
+export { linkTrace, traceLines, parseTextToolCalls, DEFAULT_LINK_WINDOW_MS } from './trace/link.js';
+export type { Trace, ToolRoundTrip, TraceTurn, TraceSession, TraceDiagnostic, DiagnosticCode, RoundTiming, LinkOptions } from './trace/link.js';
+export { buildTimeline, formatTimeline } from './trace/timeline.js';
+export type { Timeline, TimelineStep, Participant } from './trace/timeline.js';
+export { formatMermaid } from './trace/mermaid.js';
+export { formatHtml, renderSequenceSvg } from './trace/html.js';
+export { formatTraceJson } from './trace/json.js';
+export { formatRoundTripSummary } from './trace/summary.js';
 
 export { replay } from './replay/replay.js';
 export type { ReplayOptions, ReplayHandle } from './replay/replay.js';

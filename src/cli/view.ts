@@ -1,26 +1,88 @@
 /**
- * `mcptap view LOG_OR_DIR...`: a readable, coloured timeline of one or more logs, merged by time.
+ * `mcptap view [--format pretty|timeline|mermaid|json|html] LOG_OR_DIR...`: one or more logs, merged by time, as
+ * a readable timeline with the tool round trips summarized, the round trip as a story, a Mermaid diagram, the
+ * linked trace as NDJSON, or a self-contained html page.
  */
-import { readAllRecords, formatPretty } from '../index.js';
+import { writeFile } from 'node:fs/promises';
+import {
+  buildTimeline,
+  formatHtml,
+  formatMermaid,
+  formatPretty,
+  formatRoundTripSummary,
+  formatTimeline,
+  formatTraceJson,
+  linkTrace,
+  readAllRecords,
+  McptapError,
+} from '../index.js';
 import { fail, wantColor, type RegisterCommand } from './shared.js';
+
+/** The output formats of `view`. */
+export const VIEW_FORMATS = ['pretty', 'timeline', 'mermaid', 'json', 'html'] as const;
+export type ViewFormat = (typeof VIEW_FORMATS)[number];
 
 export const registerView: RegisterCommand = (cli) =>
   cli.command(
     'view <logs..>',
-    'Show logs as one timeline, merged by time',
+    'Show logs as one timeline, merged by time, with the LLM ↔ MCP tool round trips linked',
     (y) =>
       y
         .positional('logs', { type: 'string', array: true, describe: 'Log files or folders of logs' })
+        .option('format', {
+          alias: 'f',
+          choices: VIEW_FORMATS,
+          default: 'pretty' as ViewFormat,
+          describe:
+            'pretty: every record, then the round trips; timeline: the round trip as arrows between User, Host, LLM and servers; mermaid: a sequenceDiagram; json: linked trace lines (NDJSON); html: one self-contained page',
+        })
+        .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout (handy for --format html)' })
         .option('color', { type: 'boolean', describe: 'Colour the output (default: when stdout is a terminal; --no-color to turn off)' })
-        .option('relative', { type: 'boolean', default: false, describe: 'Show times since the first record' })
-        .example('$0 view logs/', 'Every log in ./logs as one timeline')
+        .option('relative', { type: 'boolean', default: false, describe: 'Show times since the first record (pretty)' })
+        .option('window', { type: 'number', describe: 'Seconds after a model reply within which the tools/call that ran it must start (default 120)' })
+        .example('$0 view logs/', 'Every log in ./logs as one timeline, round trips at the end')
+        .example('$0 view --format json logs/ | grep tool-round-trip', 'Each model tool call linked to its tools/call and feed-back')
+        .example('$0 view --format html -o trace.html logs/', 'One page to open in a browser, offline')
         .example('$0 view --no-color logs/weather-*.ndjson | less', 'Plain text for a pager'),
     async (argv) => {
       try {
+        const format = argv.format as ViewFormat;
+        const window = argv.window as number | undefined;
+        if (window !== undefined && (!Number.isFinite(window) || window < 0)) {
+          throw new McptapError('BAD_FLAG', `--window must be a number of seconds (0 or more), not ${String(argv.window)}.`);
+        }
+        const out = argv.out as string | undefined;
+        const color = out === undefined && wantColor(argv.color as boolean | undefined);
         const problems: string[] = [];
         const records = await readAllRecords(argv.logs as string[], { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`) });
-        const lines = formatPretty(records, { color: wantColor(argv.color as boolean | undefined), relative: argv.relative as boolean });
-        process.stdout.write(lines.length ? `${lines.join('\n')}\n` : '');
+        const trace = linkTrace(records, window !== undefined ? { windowMs: window * 1000 } : {});
+        let text: string;
+        switch (format) {
+          case 'json':
+            text = lines(formatTraceJson(trace));
+            break;
+          case 'mermaid':
+            text = formatMermaid(buildTimeline(records, trace));
+            break;
+          case 'html':
+            text = formatHtml(records, trace, buildTimeline(records, trace));
+            break;
+          case 'timeline': {
+            const summary = formatRoundTripSummary(trace, { color });
+            text = lines([...formatTimeline(buildTimeline(records, trace), { color }), ...(summary.length ? ['', ...summary] : [])]);
+            break;
+          }
+          default: {
+            const summary = formatRoundTripSummary(trace, { color });
+            text = lines([...formatPretty(records, { color, relative: argv.relative as boolean }), ...(summary.length ? ['', ...summary] : [])]);
+          }
+        }
+        if (out !== undefined) {
+          await writeFile(out, text);
+          process.stderr.write(`mcptap: wrote ${format} of ${records.length} records to ${out}\n`);
+        } else {
+          process.stdout.write(text);
+        }
         for (const p of problems.slice(0, 5)) process.stderr.write(`mcptap: skipped a line that is not a record: ${p}\n`);
         if (problems.length > 5) process.stderr.write(`mcptap: … and ${problems.length - 5} more such lines\n`);
       } catch (error) {
@@ -28,3 +90,7 @@ export const registerView: RegisterCommand = (cli) =>
       }
     },
   );
+
+function lines(list: string[]): string {
+  return list.length ? `${list.join('\n')}\n` : '';
+}

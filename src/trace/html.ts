@@ -1,0 +1,199 @@
+/**
+ * `view --format html`: one self-contained page — round-trip table, findings, the sequence diagram, the merged
+ * timeline with each frame's JSON collapsible — that opens from disk with no network access.
+ *
+ * The diagram is inline SVG drawn here rather than Mermaid rendered in the browser: mermaid.js is a large
+ * script that would have to be inlined or fetched, and a page that needs the network (or runs scripts) to show
+ * a trace fails exactly where logs get read — on a plane, in a locked-down browser, in a CI artefact. The page
+ * has no script at all; `<details>` does the collapsing, and a Content-Security-Policy forbids any fetch.
+ */
+import type { LogRecord } from '../log/schema.js';
+import { preview } from '../protocols/mcp.js';
+import type { Trace } from './link.js';
+import { formatMermaid } from './mermaid.js';
+import { formatPretty } from './pretty.js';
+import { formatRoundTripSummary } from './summary.js';
+import type { Timeline } from './timeline.js';
+
+/** Largest piece of JSON shown for one record; the log itself keeps everything. */
+const MAX_JSON_CHARS = 64 * 1024;
+
+export interface HtmlOptions {
+  /** Page title; defaults to "mcptap trace". */
+  title?: string;
+}
+
+/** The whole page as one string. */
+export function formatHtml(records: readonly LogRecord[], trace: Trace, timeline: Timeline, options: HtmlOptions = {}): string {
+  const title = options.title ?? 'mcptap trace';
+  const first = records[0]?.time;
+  const last = records[records.length - 1]?.time;
+  const summary = formatRoundTripSummary(trace, { color: false });
+  const pretty = formatPretty(records, { color: false, relative: true });
+  const span = first !== undefined && last !== undefined ? `${new Date(first).toISOString()} – ${new Date(last).toISOString()} (${((last - first) / 1000).toFixed(3)} s)` : 'no records';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header><h1>${esc(title)}</h1>
+<p class="meta">${records.length} records from ${trace.sessions.length} session${trace.sessions.length === 1 ? '' : 's'} · ${esc(span)}</p></header>
+<section id="sessions"><h2>Sessions</h2>${sessionsTable(trace)}</section>
+<section id="round-trips"><h2>Tool round trips</h2>${roundTripTable(trace)}</section>
+${trace.diagnostics.length > 0 ? `<section id="findings"><h2>Findings</h2><ul>${trace.diagnostics.map((d) => `<li class="${d.level}"><b>${esc(d.code)}</b> ${esc(d.msg)}</li>`).join('')}</ul></section>` : ''}
+<section id="diagram"><h2>Sequence diagram</h2><div class="svg-wrap">${renderSequenceSvg(timeline)}</div>
+<details><summary>Mermaid source</summary><pre>${esc(formatMermaid(timeline))}</pre></details></section>
+<section id="timeline"><h2>Timeline</h2><p class="hint">Every record of every log, merged by time. Open one to see its frame and the record.</p>
+<ol class="records">${records.map((r, i) => recordItem(r, pretty[i] ?? '')).join('\n')}</ol></section>
+<section id="summary-text"><details><summary>Summary as text</summary><pre>${esc(summary.join('\n'))}</pre></details></section>
+</body>
+</html>
+`;
+}
+
+/** Layout of the SVG sequence diagram, in pixels. */
+const COL = 210;
+const MARGIN = 20;
+const HEAD_Y = 10;
+const HEAD_H = 38;
+const ROW = 34;
+const FIRST_ROW = HEAD_Y + HEAD_H + 34;
+
+/**
+ * The sequence diagram as an SVG element: a box per participant with a lifeline, an arrow per step (solid for
+ * requests, dashed for replies, red for errors), notes as boxes on a lifeline. Each arrow's full text is in its
+ * `<title>` (shown on hover); the label is cut to fit its span.
+ */
+export function renderSequenceSvg(timeline: Timeline): string {
+  const index = new Map(timeline.participants.map((p, i) => [p.id, i]));
+  const x = (id: string): number => MARGIN + COL * (index.get(id) ?? 0) + COL / 2;
+  const width = MARGIN * 2 + COL * timeline.participants.length;
+  const bottom = FIRST_ROW + ROW * timeline.steps.length;
+  const height = bottom + HEAD_H + HEAD_Y + 10;
+  const parts: string[] = [];
+  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" class="sequence" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="Sequence diagram of the trace">`);
+  parts.push(
+    '<defs>',
+    '<marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#334"/></marker>',
+    '<marker id="cross" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="10" markerHeight="10"><path d="M1,1 L9,9 M9,1 L1,9" stroke="#c0392b" stroke-width="2"/></marker>',
+    '</defs>',
+  );
+  timeline.participants.forEach((p) => {
+    const cx = x(p.id);
+    parts.push(`<line class="lifeline" x1="${cx}" y1="${HEAD_Y + HEAD_H}" x2="${cx}" y2="${bottom + 4}"/>`);
+    for (const y of [HEAD_Y, bottom + 4]) {
+      parts.push(
+        `<g class="participant participant-${p.kind}" data-id="${esc(p.id)}"><rect x="${cx - COL / 2 + 14}" y="${y}" width="${COL - 28}" height="${HEAD_H}" rx="6"/>` +
+          `<text x="${cx}" y="${y + HEAD_H / 2 + 5}" text-anchor="middle">${esc(preview(p.name, 24))}</text></g>`,
+      );
+    }
+  });
+  timeline.steps.forEach((s, i) => {
+    const y = FIRST_ROW + ROW * i;
+    const x1 = x(s.from);
+    const x2 = x(s.to);
+    const title = `<title>${esc(`${new Date(s.time).toISOString()} ${s.text}`)}</title>`;
+    if (s.from === s.to) {
+      const text = preview(s.text, 30);
+      parts.push(`<g class="message note" data-step="${i}">${title}<rect x="${x1 - COL / 2 + 10}" y="${y - 18}" width="${COL - 20}" height="24" rx="3"/><text x="${x1}" y="${y - 2}" text-anchor="middle">${esc(text)}</text></g>`);
+      return;
+    }
+    const span = Math.abs(x2 - x1);
+    const text = preview(s.text, Math.max(18, Math.floor(span / 6.6)));
+    const dash = s.style === 'request' ? '' : ' stroke-dasharray="6 4"';
+    const marker = s.style === 'error' ? 'url(#cross)' : 'url(#arrow)';
+    parts.push(
+      `<g class="message ${s.style}" data-step="${i}">${title}<line class="arrow" x1="${x1}" y1="${y}" x2="${x2}" y2="${y}"${dash} marker-end="${marker}"/>` +
+        `<text x="${(x1 + x2) / 2}" y="${y - 6}" text-anchor="middle">${esc(text)}</text></g>`,
+    );
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}
+
+function sessionsTable(trace: Trace): string {
+  if (trace.sessions.length === 0) return '<p>No sessions.</p>';
+  const rows = trace.sessions.map((s) => {
+    const who = s.server ? `${s.server.name ?? ''} ${s.server.version ?? ''}` : (s.models ?? []).join(', ');
+    return `<tr><td>${esc(s.label)}</td><td>${esc(s.role)}</td><td>${esc(s.channel)}</td><td>${esc(who.trim())}</td><td>${esc((s.tools ?? []).join(', '))}</td><td>${s.records}</td><td><code>${esc(s.session)}</code></td></tr>`;
+  });
+  return `<table><thead><tr><th>label</th><th>role</th><th>channel</th><th>server / models</th><th>tools</th><th>records</th><th>session</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+function roundTripTable(trace: Trace): string {
+  if (trace.roundTrips.length === 0) return '<p>No tool calls in these logs.</p>';
+  const ms = (v: number | undefined | null): string => (v === undefined || v === null ? '–' : `${Math.round(v)} ms`);
+  const rows = trace.roundTrips.map((r) => {
+    const cls = r.diagnostics.some((d) => d !== 'tool-call-as-text' && d !== 'call-without-model') ? ' class="warn"' : '';
+    return (
+      `<tr${cls}><td>${r.turn ?? '–'}</td><td><b>${esc(r.tool)}</b></td><td><code>${esc(preview(JSON.stringify(r.arguments) ?? '', 60))}</code></td>` +
+      `<td>${r.llm ? esc(`${r.llm.channel} ${r.llm.model ?? ''}`) : '–'}</td><td>${ms(r.timing.decisionMs)}</td>` +
+      `<td>${r.mcp ? esc(`${r.mcp.server} #${String(r.mcp.id)}${r.mcp.isError ? ' (error)' : ''}`) : 'not run'}</td><td>${ms(r.timing.toolMs)}</td>` +
+      `<td>${r.fedBack ? `yes (${ms(r.timing.feedBackMs)})` : 'no'}</td><td>${ms(r.timing.answerMs)}</td>` +
+      `<td>${esc(r.result ?? '')}</td><td>${esc(r.answerPreview ?? '')}</td></tr>`
+    );
+  });
+  return (
+    '<table><thead><tr><th>turn</th><th>tool</th><th>arguments</th><th>model</th><th>decision</th><th>MCP call</th><th>tool</th><th>fed back</th><th>answer time</th><th>result</th><th>answer</th></tr></thead>' +
+    `<tbody>${rows.join('')}</tbody></table>`
+  );
+}
+
+function recordItem(r: LogRecord, line: string): string {
+  const frame = frameJson(r);
+  const level = (r.level ?? 30) >= 40 ? ' class="warn"' : '';
+  return (
+    `<li${level}><details><summary>${esc(line)}</summary>` +
+    (frame !== undefined ? `<h3>Frame</h3><pre>${esc(cap(frame))}</pre>` : '') +
+    `<h3>Record</h3><pre>${esc(cap(JSON.stringify(r, null, 2)))}</pre></details></li>`
+  );
+}
+
+/** The frame a record carries, pretty-printed when it is JSON: the JSON-RPC line, the HTTP body, the chunk. */
+function frameJson(r: LogRecord): string | undefined {
+  const o = r as unknown as Record<string, unknown>;
+  const text = typeof o.raw === 'string' && o.rawEncoding === undefined ? o.raw : typeof o.body === 'string' && o.bodyEncoding === undefined ? o.body : undefined;
+  if (text === undefined) return undefined;
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function cap(text: string): string {
+  return text.length > MAX_JSON_CHARS ? `${text.slice(0, MAX_JSON_CHARS)}\n… (${text.length - MAX_JSON_CHARS} more characters in the log)` : text;
+}
+
+/** Escape text for HTML content and attribute values. */
+export function esc(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const STYLE = `
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;padding:16px 24px;max-width:1400px;color:#1d1f24;background:#fbfbfd}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #dde;padding-bottom:4px}h3{font-size:12px;margin:8px 0 2px;color:#667;text-transform:uppercase}
+.meta,.hint{color:#667;margin:0 0 8px}
+table{border-collapse:collapse;width:100%;font-size:13px}th,td{border:1px solid #dde;padding:4px 6px;text-align:left;vertical-align:top}th{background:#eef0f5}
+tr.warn td{background:#fff6e5}
+code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{background:#f2f3f7;border:1px solid #e1e3ea;padding:8px;overflow:auto;max-height:420px;white-space:pre-wrap;word-break:break-word}
+#findings li.warn b{color:#b35c00}#findings li.info b{color:#2a6bb0}
+.svg-wrap{overflow-x:auto;background:#fff;border:1px solid #dde;padding:8px}
+svg.sequence text{font:12px system-ui,sans-serif;fill:#1d1f24}
+svg.sequence .participant rect{fill:#e8eefc;stroke:#4a6fb5;stroke-width:1.5}
+svg.sequence .participant-user rect{fill:#eef8ee;stroke:#3f8f4f}svg.sequence .participant-llm rect{fill:#f6ecfb;stroke:#8a4fb5}
+svg.sequence .participant-mcp rect{fill:#fff3e0;stroke:#c07a1f}
+svg.sequence .participant text{font-weight:600}
+svg.sequence .lifeline{stroke:#aab;stroke-width:1;stroke-dasharray:3 4}
+svg.sequence .arrow{stroke:#334;stroke-width:1.5}
+svg.sequence .error .arrow{stroke:#c0392b}svg.sequence .error text{fill:#c0392b}
+svg.sequence .note rect{fill:#fffbd6;stroke:#c9b458}
+ol.records{padding-left:0;list-style:none}ol.records li{border-bottom:1px solid #eef}ol.records summary{cursor:pointer;font:12px/1.6 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap}
+ol.records li.warn summary{color:#b35c00}
+`;

@@ -1,0 +1,63 @@
+/**
+ * The round trips of a trace as a table, with turn totals and diagnostics: what `view` prints after the merged
+ * timeline and what `mcptap demo` ends with. Pure: a Trace in, text lines out.
+ */
+import { preview } from '../protocols/mcp.js';
+import { canonicalJson, type Trace } from './link.js';
+
+export interface SummaryOptions {
+  color: boolean;
+}
+
+/** Table lines (no trailing newlines); empty when the trace holds no tool calls, turns or diagnostics. */
+export function formatRoundTripSummary(trace: Trace, options: SummaryOptions): string[] {
+  const bold = (text: string): string => (options.color ? `\u001b[1m${text}\u001b[0m` : text);
+  const paint = (code: number, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
+  const lines: string[] = [];
+  if (trace.roundTrips.length > 0) {
+    lines.push(bold('Tool round trips (model → MCP server → result fed back → answer)'));
+    const rows = trace.roundTrips.map((r, i) => [
+      String(i + 1),
+      r.turn === null ? '-' : String(r.turn),
+      r.tool,
+      preview(typeof r.arguments === 'string' ? r.arguments : canonicalJson(r.arguments), 40),
+      r.llm ? `${r.llm.channel} ${r.llm.model ?? ''}${r.llm.decidedMs !== null ? ` ${ms(r.llm.decidedMs)}` : ''}`.replace(/\s+/g, ' ') : '(no model call)',
+      r.mcp ? `${r.mcp.server} tools/call #${String(r.mcp.id)}${r.mcp.isError ? ' ERROR' : ''}` : '(not run)',
+      r.timing.toolMs !== undefined ? ms(r.timing.toolMs) : '-',
+      r.fedBack ? `yes${r.timing.feedBackMs !== undefined ? ` +${ms(r.timing.feedBackMs)}` : ''}` : 'no',
+      r.answerPreview !== null ? preview(r.answerPreview, 48) : r.result !== null ? `(result: ${preview(r.result, 38)})` : '',
+    ]);
+    lines.push(...table(['#', 'turn', 'tool', 'arguments', 'model decided', 'MCP', 'tool', 'fed back', 'answer'], rows).map((l, i) => (i === 0 ? paint(90, l) : l)));
+  }
+  if (trace.turns.length > 0) {
+    if (lines.length > 0) lines.push('');
+    lines.push(bold('Turns'));
+    const rows = trace.turns.map((t) => [
+      String(t.turn),
+      preview(t.prompt ?? '', 40),
+      String(t.llmCalls),
+      String(t.toolCalls),
+      ms(t.timing.totalMs),
+      ms(t.timing.llmMs),
+      ms(t.timing.toolMs),
+      ms(t.timing.hostMs),
+    ]);
+    lines.push(...table(['turn', 'prompt', 'LLM calls', 'tool calls', 'total', 'LLM', 'tools', 'host'], rows).map((l, i) => (i === 0 ? paint(90, l) : l)));
+  }
+  if (trace.diagnostics.length > 0) {
+    if (lines.length > 0) lines.push('');
+    lines.push(bold('Findings'));
+    for (const d of trace.diagnostics) lines.push(`${d.level === 'warn' ? paint(33, 'warn') : paint(36, 'info')} ${d.code}: ${d.msg}`);
+  }
+  return lines;
+}
+
+function ms(value: number): string {
+  return value >= 10_000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;
+}
+
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)];
+}

@@ -1,0 +1,172 @@
+/**
+ * The story of a trace as a sequence of arrows between participants — User, Host (the agent or client), the LLM
+ * and each MCP server — the picture people draw by hand when they explain MCP, built from real records.
+ *
+ * One model (`buildTimeline`) feeds three views: the text timeline (`formatTimeline`, what `mcptap demo` prints),
+ * the Mermaid sequence diagram and the SVG in the html view. Pure: records and their trace in, plain data out.
+ */
+import type { LogRecord } from '../log/schema.js';
+import { preview } from '../protocols/mcp.js';
+import { canonicalJson, toolResultText, type Trace } from './link.js';
+
+/** Someone who sends or receives arrows. */
+export interface Participant {
+  /** Stable id: `user`, `host`, `llm:<label>`, `mcp:<label>`. */
+  id: string;
+  /** Name shown in diagrams. */
+  name: string;
+  kind: 'user' | 'host' | 'llm' | 'mcp';
+}
+
+/** One arrow (or a note, when `from === to`). */
+export interface TimelineStep {
+  time: number;
+  from: string;
+  to: string;
+  text: string;
+  /** request: a solid arrow; reply: dashed; error: a reply that failed; note: something said about one participant. */
+  style: 'request' | 'reply' | 'error' | 'note';
+  /** The record the step was drawn from. */
+  record: LogRecord;
+}
+
+export interface Timeline {
+  participants: Participant[];
+  steps: TimelineStep[];
+}
+
+/** Longest text on one arrow. */
+const STEP_CHARS = 90;
+
+/** The arrows of a trace, in time order. */
+export function buildTimeline(records: readonly LogRecord[], trace: Trace): Timeline {
+  const llmLabels = [...new Set(records.filter(isLlm).map((r) => r.label))];
+  const llmName = (label: string, channel: string): string => (llmLabels.length > 1 ? `LLM ${label}` : `LLM (${channel})`);
+  const participants: Participant[] = [
+    { id: 'user', name: 'User', kind: 'user' },
+    { id: 'host', name: 'Host / client', kind: 'host' },
+  ];
+  const seen = new Set<string>();
+  const participant = (id: string, name: string, kind: Participant['kind']): string => {
+    if (!seen.has(id)) {
+      seen.add(id);
+      participants.push({ id, name, kind });
+    }
+    return id;
+  };
+  // LLMs first, then servers, whatever order their first records come in: the picture reads left to right.
+  for (const r of records) if (isLlm(r)) participant(`llm:${r.label}`, llmName(r.label, r.channel), 'llm');
+  for (const r of records) if (isMcp(r)) participant(`mcp:${r.label}`, trace.sessions.find((s) => s.session === r.session)?.server?.name ?? r.label, 'mcp');
+
+  const firstOfTurn = new Map<string, string | null>();
+  const lastOfTurn = new Map<string, string | null>();
+  for (const t of trace.turns) {
+    firstOfTurn.set(`${t.session}\u0000${t.exchanges[0]}`, t.prompt);
+    lastOfTurn.set(`${t.session}\u0000${t.exchanges[t.exchanges.length - 1]}`, t.answerPreview);
+  }
+
+  const steps: TimelineStep[] = [];
+  const add = (record: LogRecord, from: string, to: string, text: string, style: TimelineStep['style']): void => {
+    steps.push({ time: record.time, from, to, text: preview(text, STEP_CHARS), style, record });
+  };
+  for (const r of records) {
+    switch (r.kind) {
+      case 'llm-request': {
+        const llm = `llm:${r.label}`;
+        const key = `${r.session}\u0000${r.exchange}`;
+        const prompt = firstOfTurn.get(key);
+        if (prompt) add(r, 'user', 'host', prompt, 'request');
+        const text =
+          r.toolResults.length > 0
+            ? `${r.toolResults.length === 1 ? 'tool result' : `${r.toolResults.length} tool results`} fed back: ${r.toolResults.map((t) => t.name ?? t.toolCallId ?? preview(t.content, 24)).join(', ')}`
+            : `chat ${r.model ?? ''} (${r.messageCount} message${r.messageCount === 1 ? '' : 's'}, ${r.tools.length} tool${r.tools.length === 1 ? '' : 's'})`;
+        add(r, 'host', llm, text.replace(/\s+/g, ' '), 'request');
+        break;
+      }
+      case 'llm-response': {
+        const llm = `llm:${r.label}`;
+        const calls = r.toolCalls.map((c) => `${c.name} ${typeof c.arguments === 'string' ? c.arguments : canonicalJson(c.arguments)}`);
+        if (calls.length > 0) add(r, llm, 'host', `tool call ${calls.join('; ')}`, 'reply');
+        else add(r, llm, 'host', r.content.includes('<use_mcp_tool>') ? `tool call as text: ${r.content}` : `answer: ${r.content}`, 'reply');
+        const key = `${r.session}\u0000${r.exchange}`;
+        if (calls.length === 0 && lastOfTurn.has(key) && r.content.trim() !== '' && !r.content.includes('<use_mcp_tool>')) add(r, 'host', 'user', r.content, 'reply');
+        break;
+      }
+      case 'llm-error':
+        add(r, `llm:${r.label}`, 'host', `error ${r.status}: ${r.error}`, 'error');
+        break;
+      case 'request': {
+        const server = `mcp:${r.label}`;
+        const text = r.method === 'tools/call' ? `tools/call ${r.tool ?? ''} ${argumentsOf(r.raw)}` : r.method;
+        if (r.dir === 'c2s') add(r, 'host', server, text, 'request');
+        else add(r, server, 'host', text, 'request');
+        break;
+      }
+      case 'response': {
+        const server = `mcp:${r.label}`;
+        const [from, to] = r.dir === 's2c' ? [server, 'host'] : ['host', server];
+        const ms = r.latencyMs !== undefined ? ` (${r.latencyMs} ms)` : '';
+        if (r.error) add(r, from, to, `error ${r.error.code}: ${r.error.message}${ms}`, 'error');
+        else if (r.method === 'tools/call') add(r, from, to, `${r.isError ? 'tool error' : 'result'}: ${toolResultText(parse(r.raw)?.result) ?? 'no content'}${ms}`, r.isError ? 'error' : 'reply');
+        else add(r, from, to, `${r.method ?? 'response'} result${ms}`, 'reply');
+        break;
+      }
+      case 'notification': {
+        const server = `mcp:${r.label}`;
+        if (r.dir === 'c2s') add(r, 'host', server, r.method, 'reply');
+        else add(r, server, 'host', r.method, 'reply');
+        break;
+      }
+      case 'invalid':
+        add(r, `mcp:${r.label}`, `mcp:${r.label}`, `not JSON-RPC (${r.reason})`, 'note');
+        break;
+      case 'pending':
+        add(r, `mcp:${r.label}`, `mcp:${r.label}`, `${r.method}${r.tool ? ` ${r.tool}` : ''} #${String(r.id)} never answered`, 'note');
+        break;
+      default:
+        break;
+    }
+  }
+  return { participants, steps };
+}
+
+export interface TimelineFormatOptions {
+  color: boolean;
+}
+
+/** The timeline as text lines: `+0.012s  Host → LLM (ollama)  chat …`. */
+export function formatTimeline(timeline: Timeline, options: TimelineFormatOptions): string[] {
+  const names = new Map(timeline.participants.map((p) => [p.id, p.name]));
+  const first = timeline.steps[0]?.time ?? 0;
+  const arrows = timeline.steps.map((s) => (s.from === s.to ? `${names.get(s.from)}` : `${names.get(s.from)} \u2192 ${names.get(s.to)}`));
+  const width = Math.min(40, Math.max(0, ...arrows.map((a) => a.length)));
+  const paint = (code: number, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
+  return timeline.steps.map((s, i) => {
+    const time = `+${((s.time - first) / 1000).toFixed(3)}s`;
+    const colour = s.style === 'error' ? 31 : s.style === 'note' ? 33 : s.style === 'request' ? 34 : 32;
+    return `${paint(90, time)}  ${paint(36, arrows[i]!.padEnd(width))}  ${paint(colour, s.text)}`;
+  });
+}
+
+function isLlm(r: LogRecord): boolean {
+  return r.kind === 'llm-request' || r.kind === 'llm-response' || r.kind === 'llm-error';
+}
+
+function isMcp(r: LogRecord): boolean {
+  return r.kind === 'request' || r.kind === 'response' || r.kind === 'notification' || r.kind === 'invalid' || r.kind === 'pending';
+}
+
+function parse(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v: unknown = JSON.parse(raw);
+    return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function argumentsOf(raw: string): string {
+  const params = parse(raw)?.params as Record<string, unknown> | undefined;
+  return params?.arguments !== undefined ? canonicalJson(params.arguments) : '';
+}

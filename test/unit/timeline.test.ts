@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { linkTrace } from '../../src/trace/link.js';
+import { buildTimeline, formatTimeline } from '../../src/trace/timeline.js';
+import { weatherRoundTrip } from './trace-fixture.js';
+
+describe('buildTimeline', () => {
+  const records = weatherRoundTrip();
+  const timeline = buildTimeline(records, linkTrace(records));
+
+  it('has User, Host, the LLM and the server, in that order', () => {
+    expect(timeline.participants.map((p) => [p.id, p.name, p.kind])).toEqual([
+      ['user', 'User', 'user'],
+      ['host', 'Host / client', 'host'],
+      ['llm:ollama', 'LLM (ollama)', 'llm'],
+      ['mcp:weather', 'weather', 'mcp'],
+    ]);
+  });
+
+  it('tells the classic loop as arrows: question, chat, tool call, tools/call, result, fed back, answer', () => {
+    const story = timeline.steps.filter((s) => s.time >= records[5]!.time).map((s) => `${s.from}>${s.to} ${s.style} ${s.text}`);
+    expect(story).toEqual([
+      'user>host request what is the weather in California?',
+      'host>llm:ollama request chat qwen2.5:3b (1 message, 1 tool)',
+      'llm:ollama>host reply tool call get_weather {"location":"California"}',
+      'host>mcp:weather request tools/call get_weather {"location":"California"}',
+      "mcp:weather>host reply result: It's always raining in California (12 ms)",
+      'host>llm:ollama request tool result fed back: get_weather',
+      'llm:ollama>host reply answer: The weather report indicates that it is always raining in California.',
+      'host>user reply The weather report indicates that it is always raining in California.',
+    ]);
+  });
+
+  it('names two LLM proxies by label and marks errors and unanswered requests', () => {
+    const base = { v: 1, seq: 0, msg: 'm' };
+    const records2 = [
+      { ...base, time: 1, session: 'a', channel: 'ollama' as const, label: 'ollama-a', kind: 'llm-error' as const, dir: 's2c' as const, exchange: '1', endpoint: '/api/chat', status: 404, phase: 'before-stream' as const, error: 'model not found' },
+      { ...base, time: 2, session: 'b', channel: 'openai' as const, label: 'openai-b', kind: 'llm-error' as const, dir: 's2c' as const, exchange: '1', endpoint: '/v1/chat/completions', status: 500, phase: 'in-stream' as const, error: 'boom' },
+      { ...base, time: 3, session: 'c', channel: 'stdio' as const, label: 'w', kind: 'pending' as const, dir: 'c2s' as const, id: 4, method: 'tools/call', tool: 'slow', requestSeq: 1, ageMs: 9 },
+    ];
+    const t = buildTimeline(records2, linkTrace(records2));
+    expect(t.participants.map((p) => p.name)).toEqual(['User', 'Host / client', 'LLM ollama-a', 'LLM openai-b', 'w']);
+    expect(t.steps.map((s) => [s.style, s.text])).toEqual([
+      ['error', 'error 404: model not found'],
+      ['error', 'error 500: boom'],
+      ['note', 'tools/call slow #4 never answered'],
+    ]);
+  });
+});
+
+describe('formatTimeline', () => {
+  it('prints relative times and arrows, plain without colour', () => {
+    const records = weatherRoundTrip();
+    const lines = formatTimeline(buildTimeline(records, linkTrace(records)), { color: false });
+    expect(lines[0]).toBe('+0.000s  Host / client → weather       initialize');
+    expect(lines).toContain('+0.330s  Host / client → weather       tools/call get_weather {"location":"California"}');
+    expect(lines.join('\n')).not.toContain('\u001b[');
+  });
+
+  it('colours only when asked', () => {
+    const records = weatherRoundTrip();
+    expect(formatTimeline(buildTimeline(records, linkTrace(records)), { color: true })[0]).toContain('\u001b[');
+  });
+});
