@@ -1,0 +1,110 @@
+import { describe, expect, test } from 'vitest';
+import { Correlator, opposite, roundMs, type OpenRequest } from '../../src/session/correlator.js';
+
+const req = (over: Partial<OpenRequest> & Pick<OpenRequest, 'dir' | 'id'>): OpenRequest => ({ method: 'ping', seq: 0, mono: 0, ...over });
+
+describe('Correlator', () => {
+  test('a response travels the other way from its request', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 1, method: 'tools/call', tool: 'echo', seq: 4, mono: 10 }));
+    expect(c.respond('c2s', 1, 20)).toBeUndefined(); // same direction: not an answer
+    const answered = c.respond('s2c', 1, 22.345);
+    expect(answered).toEqual({ request: expect.objectContaining({ method: 'tools/call', tool: 'echo', seq: 4 }), latencyMs: 12.35 });
+    expect(c.size).toBe(0);
+    expect(c.respond('s2c', 1, 30)).toBeUndefined(); // answered once only
+  });
+
+  test('both peers count from 0: the same id in both directions are two requests', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 0, method: 'initialize', seq: 1 }));
+    c.request(req({ dir: 's2c', id: 0, method: 'roots/list', seq: 2 }));
+    expect(c.size).toBe(2);
+    expect(c.respond('c2s', 0, 5)?.request.method).toBe('roots/list'); // the client answers the server's request
+    expect(c.respond('s2c', 0, 6)?.request.method).toBe('initialize');
+  });
+
+  test('the string id "1" and the number id 1 are different requests', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 1, method: 'a' }));
+    c.request(req({ dir: 'c2s', id: '1', method: 'b' }));
+    expect(c.size).toBe(2);
+    expect(c.respond('s2c', '1', 1)?.request.method).toBe('b');
+    expect(c.respond('s2c', '1', 1)).toBeUndefined();
+    expect(c.respond('s2c', 1, 1)?.request.method).toBe('a');
+  });
+
+  test('a null id answers nothing', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 0 }));
+    expect(c.respond('s2c', null, 1)).toBeUndefined();
+    expect(c.size).toBe(1);
+  });
+
+  test('a request reusing an open id pushes the old one out, so it can be logged as pending', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 3, method: 'old', seq: 1 }));
+    const pushed = c.request(req({ dir: 'c2s', id: 3, method: 'new', seq: 2 }));
+    expect(pushed.map((p) => p.method)).toEqual(['old']);
+    expect(c.respond('s2c', 3, 1)?.request.method).toBe('new');
+  });
+
+  test('progress tokens find their request, typed, and stop once it is answered', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 5, method: 'tools/call', progressToken: 'tok' }));
+    c.request(req({ dir: 'c2s', id: 6, method: 'tools/call', progressToken: 6 }));
+    expect(c.progress('tok')?.id).toBe(5);
+    expect(c.progress(6)?.id).toBe(6);
+    expect(c.progress('6')).toBeUndefined();
+    expect(c.progress('nope')).toBeUndefined();
+    c.respond('s2c', 5, 1);
+    expect(c.progress('tok')).toBeUndefined();
+  });
+
+  test('a replaced request does not steal the token of the one that replaced it', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 1, progressToken: 'a' }));
+    c.request(req({ dir: 'c2s', id: 2, progressToken: 'a', method: 'second' }));
+    c.respond('s2c', 1, 1); // the first one's answer
+    expect(c.progress('a')?.method).toBe('second');
+  });
+
+  test('cancelled: the canceller names its own request', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 9, method: 'tools/call' }));
+    c.request(req({ dir: 's2c', id: 9, method: 'sampling/createMessage' }));
+    expect(c.cancelled('c2s', 9)?.method).toBe('tools/call');
+    expect(c.cancelled('s2c', 9)?.method).toBe('sampling/createMessage');
+    expect(c.cancelled('c2s', '9')).toBeUndefined();
+    // Cancelling does not close the request: a late response may still come, and is still correlated.
+    expect(c.size).toBe(2);
+  });
+
+  test('eviction past maxPending hands back the oldest, in order', () => {
+    const c = new Correlator(3);
+    const pushed: OpenRequest[] = [];
+    for (let i = 0; i < 6; i++) pushed.push(...c.request(req({ dir: 'c2s', id: i, seq: i, progressToken: `t${i}` })));
+    expect(pushed.map((p) => p.id)).toEqual([0, 1, 2]);
+    expect(c.size).toBe(3);
+    expect(c.progress('t0')).toBeUndefined();
+    expect(c.progress('t5')?.id).toBe(5);
+    expect(c.respond('s2c', 0, 1)).toBeUndefined();
+    expect(c.respond('s2c', 4, 1)?.request.id).toBe(4);
+  });
+
+  test('drain hands back every open request, oldest first, and forgets them', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 'b', progressToken: 1 }));
+    c.request(req({ dir: 's2c', id: 'a' }));
+    expect(c.drain().map((r) => r.id)).toEqual(['b', 'a']);
+    expect(c.size).toBe(0);
+    expect(c.progress(1)).toBeUndefined();
+    expect(c.drain()).toEqual([]);
+  });
+
+  test('helpers', () => {
+    expect(opposite('c2s')).toBe('s2c');
+    expect(opposite('s2c')).toBe('c2s');
+    expect(roundMs(1.23456)).toBe(1.23);
+    expect(roundMs(0.005)).toBe(0.01);
+  });
+});

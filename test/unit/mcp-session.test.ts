@@ -1,0 +1,251 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
+import { McpSession } from '../../src/session/mcp-session.js';
+import { LineFramer } from '../../src/framing/lines.js';
+import type { RecordDraft, RecordSink } from '../../src/log/schema.js';
+import type { Direction, Frame } from '../../src/types.js';
+
+type Rec = RecordDraft & Record<string, unknown>;
+
+/** A sink that keeps records in an array and numbers them like the writer does. */
+class ArraySink implements RecordSink {
+  readonly records: Rec[] = [];
+  write(draft: RecordDraft): number {
+    this.records.push(draft as Rec);
+    return this.records.length - 1;
+  }
+}
+
+let clock = 0;
+function frame(dir: Direction, text: string | Buffer, over: Partial<Frame> = {}): Frame {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
+  clock += 5;
+  return { dir, bytes, size: bytes.length, truncated: false, time: 1_800_000_000_000 + clock, mono: clock, ...over };
+}
+
+function session(maxPending?: number) {
+  const sink = new ArraySink();
+  const mcp = new McpSession({ sink, stdio: true, ...(maxPending ? { maxPending } : {}) });
+  return { sink, mcp };
+}
+
+describe('McpSession on the real Cline ↔ FastMCP weather capture', () => {
+  const lines = readFileSync(new URL('../../fixtures/mcp-stdio/cline-weather.ndjson', import.meta.url), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { dir: Direction; line: string });
+  const { sink, mcp } = session();
+  // Through the real framer, line by line with its newline, as the stdio tap does.
+  const framers = { c2s: new LineFramer({ dir: 'c2s', maxFrameBytes: 1 << 20 }), s2c: new LineFramer({ dir: 's2c', maxFrameBytes: 1 << 20 }) };
+  lines.forEach(({ dir, line }, i) => {
+    for (const f of framers[dir].push(Buffer.from(`${line}\n`), 1_800_000_000_000 + i * 10, i * 10)) mcp.observe(f);
+  });
+  mcp.end(1_800_000_001_000, 1000);
+  const records = sink.records;
+
+  test('one record per line, raw and bytes exact', () => {
+    expect(records).toHaveLength(lines.length);
+    records.forEach((r, i) => {
+      expect(r.raw).toBe(lines[i]!.line);
+      expect(r.bytes).toBe(Buffer.byteLength(lines[i]!.line));
+      expect(r.dir).toBe(lines[i]!.dir);
+    });
+    expect(records.map((r) => r.kind)).toEqual([
+      'request', 'response', 'notification', 'request', 'response', 'request', 'response', 'request', 'response', 'request', 'response', 'request', 'response',
+    ]);
+  });
+
+  test('every response gets its method, latency and request seq; nothing is left pending', () => {
+    const responses = records.filter((r) => r.kind === 'response');
+    expect(responses.map((r) => r.method)).toEqual(['initialize', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list', 'tools/call']);
+    for (const r of responses) {
+      expect(r.latencyMs).toBe(10);
+      expect(records[r.requestSeq as number]!.id).toBe(r.id);
+      expect(records[r.requestSeq as number]!.kind).toBe('request');
+    }
+    expect(records.some((r) => r.kind === 'pending')).toBe(false);
+    expect(mcp.openRequests).toBe(0);
+  });
+
+  test('the handshake reads well', () => {
+    expect(records[0]!.msg).toBe('Handshake: client Cline 3.82.0 offers protocol 2025-11-25 with no capabilities.');
+    expect(records[1]!.msg).toBe(
+      'Handshake: server weather 1.27.2 answers with protocol 2025-11-25; capabilities experimental, prompts, resources, tools (10 ms).',
+    );
+    expect(records[2]!.msg).toBe('Client confirms the handshake; the session is ready.');
+    expect(mcp.handshake).toEqual({ client: 'Cline 3.82.0', offeredVersion: '2025-11-25', server: 'weather 1.27.2', agreedVersion: '2025-11-25' });
+  });
+
+  test('tools/list names the tools', () => {
+    expect(records[4]!.msg).toBe('Server offers 2 tools: get_alerts, get_forecast (10 ms).');
+  });
+
+  test('empty lists say so', () => {
+    expect(records[6]!.msg).toBe('Server lists 0 resources (10 ms).');
+    expect(records[8]!.msg).toBe('Server lists 0 resource templates (10 ms).');
+    expect(records[10]!.msg).toBe('Server lists 0 prompts (10 ms).');
+  });
+
+  test('tools/call get_forecast is annotated with tool, arguments, content and latency', () => {
+    const call = records[11]!;
+    expect(call).toMatchObject({ kind: 'request', method: 'tools/call', tool: 'get_forecast', id: 5 });
+    expect(call.msg).toBe('Client calls tool get_forecast with {"latitude":40.7128,"longitude":-74.006}.');
+    const result = records[12]!;
+    expect(result).toMatchObject({ kind: 'response', method: 'tools/call', tool: 'get_forecast', id: 5, isError: false, latencyMs: 10, requestSeq: 11 });
+    expect(result.msg).toBe('Tool get_forecast returned 1 text, structured content (10 ms).');
+    expect(result.level).toBeUndefined();
+  });
+});
+
+describe('McpSession: correlation and edge cases', () => {
+  test('server-initiated requests are answered c2s; progress and cancellation link to their request', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"p0"}}}'));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{"messages":[{}],"maxTokens":5}}'));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p0","progress":1,"total":4,"message":"warming up"}}'));
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":0,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m1"}}'));
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0,"reason":"user pressed stop"}}'));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":0,"error":{"code":-32800,"message":"cancelled"}}'));
+    const r = sink.records;
+    expect(r[0]).toMatchObject({ kind: 'request', progressToken: 'p0', tool: 'slow' });
+    expect(r[1]!.msg).toBe('Server asks the client\u2019s LLM for a completion (sampling): 1 message, at most 5 tokens.');
+    expect(r[2]).toMatchObject({ kind: 'notification', relatedId: 0, relatedMethod: 'tools/call', requestSeq: 0, progressToken: 'p0' });
+    expect(r[2]!.msg).toBe('Progress for tools/call slow #0: 1 of 4 \u2014 "warming up".');
+    expect(r[3]).toMatchObject({ kind: 'response', dir: 'c2s', method: 'sampling/createMessage', requestSeq: 1, latencyMs: 10 });
+    expect(r[3]!.msg).toBe('Client returns the LLM\u2019s completion from m1: "hi" (10 ms).');
+    expect(r[4]).toMatchObject({ kind: 'notification', relatedId: 0, relatedMethod: 'tools/call', requestSeq: 0 });
+    expect(r[4]!.msg).toBe('Client cancels request tools/call slow #0: user pressed stop.');
+    expect(r[5]).toMatchObject({ kind: 'response', method: 'tools/call', error: { code: -32800 }, level: 40, latencyMs: 25 });
+    expect(mcp.openRequests).toBe(0);
+  });
+
+  test('a version mismatch is said plainly', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"c"}}}'));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}'));
+    expect(sink.records[1]!.msg).toMatch(/The client offered 2026-07-28 but the server answers 2025-06-18/);
+  });
+
+  test('errors say what the code means; isError is a warning', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w","arguments":{"x":1}}}'));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"bad city"}],"isError":true}}'));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}'));
+    expect(sink.records[1]).toMatchObject({ isError: true, level: 40 });
+    expect(sink.records[1]!.msg).toBe('Tool w failed (isError: true): "bad city" (5 ms).');
+    expect(sink.records[2]).toMatchObject({ kind: 'response', id: null, level: 40 });
+    expect(sink.records[2]!.msg).toBe('Error -32700 (parse error: the receiver could not parse the JSON): "Parse error".');
+    expect(sink.records[2]!.method).toBeUndefined();
+  });
+
+  test('a response to a request mcptap did not see', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":42,"result":{}}'));
+    expect(sink.records[0]!.msg).toBe('Response to a request mcptap did not see.');
+    expect(sink.records[0]!.latencyMs).toBeUndefined();
+  });
+
+  test('stdout pollution, empty lines, partial lines and invalid UTF-8 are invalid records', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('s2c', 'Server listening on stdio'));
+    mcp.observe(frame('s2c', ''));
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":1', { partial: true }));
+    const bad = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    mcp.observe(frame('s2c', bad));
+    const [plain, empty, partial, binary] = sink.records;
+    expect(plain).toMatchObject({ kind: 'invalid', reason: 'plain text, not JSON', level: 40, raw: 'Server listening on stdio' });
+    expect(plain!.msg).toBe(
+      'The server wrote a line that is not JSON-RPC to stdout (plain text, not JSON); MCP clients will fail on it. Send logs to stderr instead: "Server listening on stdio".',
+    );
+    expect(empty).toMatchObject({ kind: 'invalid', reason: 'an empty line', bytes: 0, raw: '' });
+    expect(partial).toMatchObject({ kind: 'invalid', partial: true, dir: 'c2s' });
+    expect(partial!.msg).toMatch(/^The client\u2019s stream ended in the middle of a line/);
+    expect(binary).toMatchObject({ kind: 'invalid', rawEncoding: 'base64', raw: bad.toString('base64'), bytes: 4 });
+  });
+
+  test('a client message that is not JSON-RPC is not blamed on stdout', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('c2s', 'hello'));
+    expect(sink.records[0]!.msg).toBe('The client sent something that is not JSON-RPC (plain text, not JSON): "hello".');
+  });
+
+  test('batches are logged element by element', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('c2s', '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]'));
+    mcp.observe(frame('s2c', '[{"jsonrpc":"2.0","id":1,"result":{}}]'));
+    const r = sink.records;
+    expect(r.map((x) => [x.kind, x.batch])).toEqual([
+      ['request', { index: 0, count: 2 }],
+      ['notification', { index: 1, count: 2 }],
+      ['response', { index: 0, count: 1 }],
+    ]);
+    expect(r[0]!.raw).toBe('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+    expect(r[2]).toMatchObject({ method: 'ping', latencyMs: 5 });
+  });
+
+  test('crlf is recorded', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","method":"x"}', { crlf: true }));
+    expect(sink.records[0]).toMatchObject({ crlf: true, kind: 'notification' });
+  });
+
+  test('unanswered requests become pending at the end, and when evicted', () => {
+    const { sink, mcp } = session(2);
+    for (let i = 0; i < 3; i++) mcp.observe(frame('c2s', `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"t${i}"}}`));
+    const evicted = sink.records.find((r) => r.kind === 'pending');
+    expect(evicted).toMatchObject({ id: 0, tool: 't0', requestSeq: 0, level: 40 });
+    expect(evicted!.msg).toMatch(/has waited .* without an answer; mcptap stops tracking it/);
+    mcp.end(1_900_000_000_000, clock + 100);
+    const pending = sink.records.filter((r) => r.kind === 'pending');
+    expect(pending.map((p) => p.id)).toEqual([0, 1, 2]);
+    expect(pending[2]!.msg).toMatch(/^The client\u2019s request tools\/call t2 #2 was never answered \(waited 100 ms/);
+    expect(pending[2]!.ageMs).toBe(100);
+  });
+
+  describe('frames over the cap', () => {
+    const big = 'x'.repeat(4000);
+    function truncated(dir: Direction, text: string, cap = 1000): Frame {
+      const framer = new LineFramer({ dir, maxFrameBytes: cap });
+      return framer.push(Buffer.from(`${text}\n`), 1_800_000_000_000 + (clock += 5), clock)[0]!;
+    }
+
+    test('a TypeScript-SDK tools/call with id after the payload, and its result, are correlated', () => {
+      const { sink, mcp } = session();
+      mcp.observe(truncated('c2s', `{"method":"tools/call","params":{"name":"echo","arguments":{"message":"${big}"}},"jsonrpc":"2.0","id":2}`));
+      mcp.observe(truncated('s2c', `{"result":{"content":[{"type":"text","text":"Echo: ${big}"}]},"jsonrpc":"2.0","id":2}`));
+      const [request, response] = sink.records;
+      expect(request).toMatchObject({ kind: 'request', id: 2, method: 'tools/call', tool: 'echo', truncated: true });
+      expect(request!.raw).toHaveLength(1000);
+      expect(request!.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(request!.msg).toMatch(/^Client calls tool echo; the frame \(\d+ bytes\) is too long to keep whole/);
+      expect(response).toMatchObject({ kind: 'response', id: 2, method: 'tools/call', tool: 'echo', requestSeq: 0, latencyMs: 5, truncated: true });
+      expect(response!.msg).toMatch(/^Response to tools\/call echo \(5 ms\); the frame/);
+      expect(mcp.openRequests).toBe(0);
+    });
+
+    test('a Python-SDK response with the id first; an error response', () => {
+      const { sink, mcp } = session();
+      mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":"r1","method":"resources/read","params":{"uri":"a"}}'));
+      mcp.observe(truncated('s2c', `{"jsonrpc":"2.0","id":"r1","result":{"contents":[{"text":"${big}"}]}}`));
+      mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":"r2","method":"resources/read","params":{"uri":"b"}}'));
+      mcp.observe(truncated('s2c', `{"jsonrpc":"2.0","id":"r2","error":{"code":-32603,"message":"${big}"}}`));
+      expect(sink.records[1]).toMatchObject({ kind: 'response', method: 'resources/read', id: 'r1' });
+      expect(sink.records[3]).toMatchObject({ kind: 'response', method: 'resources/read', id: 'r2', level: 40 });
+      expect(sink.records[3]!.msg).toMatch(/^Error response to resources\/read/);
+    });
+
+    test('long JSON with nothing to go by is invalid, without blaming the server for breaking clients', () => {
+      const { sink, mcp } = session();
+      mcp.observe(truncated('s2c', `{"data":"${big}"}`));
+      expect(sink.records[0]).toMatchObject({ kind: 'invalid', truncated: true, bytes: 4011 });
+      expect(sink.records[0]!.msg).not.toMatch(/MCP clients will fail/);
+    });
+
+    test('long plain text on stdout is pollution', () => {
+      const { sink, mcp } = session();
+      mcp.observe(truncated('s2c', big));
+      expect(sink.records[0]).toMatchObject({ kind: 'invalid', truncated: true, bytes: 4000, reason: 'plain text, not JSON' });
+      expect(sink.records[0]!.msg).toMatch(/MCP clients will fail/);
+    });
+  });
+});
