@@ -316,6 +316,25 @@ export class Redactor {
     return copy as T;
   }
 
+  /**
+   * For LogWriter, which serializes each draft once: `json` is `JSON.stringify(draft)`. Returns `json` itself
+   * when nothing needs hiding (the common case costs one regex test over it), else the JSON of a redacted copy.
+   * Never throws: should redaction itself fail, the record is written without its content rather than with it.
+   */
+  redactJson(draft: object, json: string): string {
+    try {
+      const out = this.redactRecord(draft as Mutable, json);
+      return out === draft ? json : JSON.stringify(out);
+    } catch (error) {
+      const d = draft as Mutable;
+      const kept: Mutable = { time: d.time, kind: d.kind };
+      for (const k of ['session', 'channel', 'level', 'dir', 'exchange', 'id', 'method', 'event']) if (d[k] !== undefined) kept[k] = d[k];
+      kept.msg = `mcptap could not redact this record (${(error as Error)?.message ?? String(error)}), so its content is left out of the log.`;
+      kept.redacted = true;
+      return JSON.stringify(kept);
+    }
+  }
+
   /** Number of LLM streams being followed (bounded by MAX_STREAMS). */
   get streamCount(): number {
     return this.streams.size;

@@ -14,6 +14,8 @@ import { mkdirSync, openSync, fchmodSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Channel } from '../types.js';
 import { AppendFile } from './append-file.js';
+import { Redactor, type RedactRules } from './redact.js';
+import { RotatingFile, type LogTarget } from './rotate.js';
 import { LEVEL, LOG_FORMAT_VERSION, type RecordDraft, type RecordSink } from './schema.js';
 
 /** Largest amount of unwritten log text held in memory before records are dropped. */
@@ -27,14 +29,26 @@ export interface LogWriterOptions {
   label: string;
   /** Called once with a sentence when the log cannot be written. Defaults to a line on stderr. */
   warn?: (message: string) => void;
+  /**
+   * Secrets are redacted from every record by default (see redact.ts); extra rules here, or `false` to write
+   * records as they are (--no-redact). The traffic is never changed either way.
+   */
+  redact?: RedactRules | false;
+  /** Start a new part of the log when a file would grow past this many bytes (--max-log-mb); see rotate.ts. */
+  maxFileBytes?: number;
+  /** With maxFileBytes: keep at most this many parts, deleting the oldest (0 keeps all). */
+  maxFiles?: number;
 }
 
 /** An open log file. Implements RecordSink so the session observers can write into it. */
 export class LogWriter implements RecordSink {
   readonly file: string;
   private readonly warnOnce: (message: string) => void;
-  private destination: AppendFile | undefined;
+  private destination: LogTarget | undefined;
   private seq = 0;
+  /** The rules every record passes through, or undefined when redaction is off. Taps hand it to redactHeaders. */
+  readonly redactor: Redactor | undefined;
+  private rotating: RotatingFile | undefined;
   /** `"session":…,`, `"channel":…,` and `"label":…,`, serialized once. */
   private readonly sessionField: string;
   private readonly channelField: string;
@@ -52,7 +66,25 @@ export class LogWriter implements RecordSink {
       warned = true;
       warn(message);
     };
-    this.destination = this.open();
+    this.redactor = options.redact === false ? undefined : new Redactor(options.redact ?? {});
+    if (options.maxFileBytes !== undefined && options.maxFileBytes > 0) {
+      const rotating = new RotatingFile({
+        file: this.file,
+        maxBytes: options.maxFileBytes,
+        ...(options.maxFiles !== undefined ? { maxFiles: options.maxFiles } : {}),
+        open: (file) => this.open(file),
+        warn,
+      });
+      this.rotating = rotating;
+      if (rotating.healthy) this.destination = rotating;
+    } else {
+      this.destination = this.open(this.file);
+    }
+  }
+
+  /** The files this log has written so far (more than one once it has rotated), oldest first. */
+  get files(): string[] {
+    return this.rotating ? [...this.rotating.files] : [this.file];
   }
 
   /** False once the log has failed; records are then counted but not written. */
@@ -76,7 +108,10 @@ export class LogWriter implements RecordSink {
     if (draft.level === undefined) stamp += `"level":${LEVEL.info},`;
     if (draft.session === undefined) stamp += this.sessionField;
     if (draft.channel === undefined) stamp += this.channelField;
-    destination.write(`${stamp}${this.labelField}${JSON.stringify(draft).slice(1)}\n`);
+    let json = JSON.stringify(draft);
+    // The one place every record passes: redaction here covers every tap. Usually one regex test.
+    if (this.redactor) json = this.redactor.redactJson(draft, json);
+    destination.write(`${stamp}${this.labelField}${json.slice(1)}\n`);
     return seq;
   }
 
@@ -92,15 +127,15 @@ export class LogWriter implements RecordSink {
     await destination?.end();
   }
 
-  private open(): AppendFile | undefined {
+  private open(file: string): AppendFile | undefined {
     let fd: number;
     try {
-      mkdirSync(join(this.file, '..'), { recursive: true, mode: 0o700 });
-      fd = openSync(this.file, 'a', 0o600);
+      mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
+      fd = openSync(file, 'a', 0o600);
       // The umask may only take bits away, but a pre-existing file keeps its mode: make it owner-only.
       fchmodSync(fd, 0o600);
     } catch (error) {
-      this.warnOnce(`cannot write the log ${this.file} (${describeError(error)}); the traffic goes on without a log. Choose another folder with --log-dir or MCPTAP_LOG_DIR.`);
+      this.warnOnce(`cannot write the log ${file} (${describeError(error)}); the traffic goes on without a log. Choose another folder with --log-dir or MCPTAP_LOG_DIR.`);
       return undefined;
     }
     return new AppendFile(fd, {
