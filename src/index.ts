@@ -22,6 +22,18 @@ export { readLogs, readAllRecords, readLogFile, listLogFiles, parseRecordLine } 
 export type { SourcedRecord, LogProblem } from './log/reader.js';
 
 export { formatPretty } from './trace/pretty.js';
+
+export { startHttpTap, parseListenAddress, parseTarget, DEFAULT_HTTP_MAX_BODY } from './capture/http.js';
+export type { HttpTap, HttpTapOptions } from './capture/http.js';
+export { HttpObserver, HttpExchange } from './session/http-exchange.js';
+export { LlmTurn } from './session/llm-turn.js';
+export { SseFramer } from './framing/sse.js';
+export type { SseItem, SseEvent, SseComment } from './framing/sse.js';
+export { BodyCapture, createBodyDecoder, contentCoding } from './framing/body.js';
+export { OllamaReplyAssembler, summarizeOllamaRequest, ollamaUsage } from './protocols/ollama.js';
+export { OpenAiReplyAssembler, summarizeOpenAiRequest, openAiReplyFromBody } from './protocols/openai.js';
+export type { LlmReply, LlmRequestSummary } from './protocols/llm.js';
+export { redactHeaders } from './log/redact.js';
 export { linkTrace, traceLines, parseTextToolCalls, DEFAULT_LINK_WINDOW_MS } from './trace/link.js';
 export type { Trace, ToolRoundTrip, TraceTurn, TraceSession, TraceDiagnostic, DiagnosticCode, RoundTiming, LinkOptions } from './trace/link.js';
 export { buildTimeline, formatTimeline } from './trace/timeline.js';

@@ -1,0 +1,310 @@
+/**
+ * The HTTP tap: a reverse proxy (http-proxy) in front of an MCP server, Ollama or an OpenAI-compatible API that
+ * forwards every byte as it arrives, both ways, and logs a copy.
+ *
+ * Forwarding is http-proxy's `pipe`; the tap only adds `data` listeners to the same streams, which never pause
+ * them, and hands each chunk to the observer in a microtask — after the chunk has been written on. Compressed
+ * bodies reach the client compressed; only the copy is decoded. Failures are the proxy's to handle gracefully:
+ * an unreachable upstream gets a 502 with a JSON body that says why, a client that gives up aborts the upstream
+ * request, an upstream that breaks off mid-stream ends the client's connection, and each gets a record.
+ */
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import { join } from 'node:path';
+import httpProxy from 'http-proxy';
+import { LogWriter } from '../log/writer.js';
+import { logFileName, newSessionId, resolveLogDir } from '../log/location.js';
+import { HttpObserver, type HttpExchange } from '../session/http-exchange.js';
+import { tapWebSocket } from './ws.js';
+import { MCPTAP_VERSION } from '../version.js';
+import { McptapError } from '../types.js';
+
+/** Default cap on how much of one body or frame the log keeps (the traffic itself is never cut). */
+export const DEFAULT_HTTP_MAX_BODY = 1024 * 1024;
+
+export interface HttpTapOptions {
+  /** Upstream base URL, e.g. http://127.0.0.1:11435 or https://api.openai.com/v1. */
+  target: string;
+  /** Where to listen: a port, `HOST:PORT`, or `{host, port}`. Port 0 picks a free one. Default 127.0.0.1:0. */
+  listen?: string | number | { host?: string; port: number };
+  /** Log folder; see resolveLogDir for the default. */
+  logDir?: string;
+  /** Label for the log file and records; defaults to the target's host name (and port). */
+  label?: string;
+  /** Keep at most this many bytes of one body or frame in the log. */
+  maxBody?: number;
+  /** Write an `llm-chunk` record per streamed chunk (default true). */
+  chunks?: boolean;
+  /** Where mcptap's own notices go (a log that cannot be written); defaults to stderr. */
+  warn?: (message: string) => void;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** A running HTTP tap. */
+export interface HttpTap {
+  /** The proxy's base URL, e.g. http://127.0.0.1:11434. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly target: string;
+  /** Path of the log file being written. */
+  readonly logFile: string;
+  /** Session of records that belong to no MCP session. */
+  readonly session: string;
+  /** Stop listening, end open connections, write the close record and flush the log. */
+  close(): Promise<void>;
+}
+
+/** Parse `--listen`: `8080`, `:8080`, `0.0.0.0:8080`, `[::1]:8080`. A port alone binds 127.0.0.1. */
+export function parseListenAddress(listen: string | number | { host?: string; port: number } | undefined): { host: string; port: number } {
+  if (listen === undefined) return { host: '127.0.0.1', port: 0 };
+  if (typeof listen === 'object') return { host: listen.host ?? '127.0.0.1', port: checkPort(listen.port, String(listen.port)) };
+  const text = String(listen).trim();
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text);
+  if (m) return { host: m[1] ?? (m[2] || '127.0.0.1'), port: checkPort(Number(m[3]), text) };
+  if (/^\d+$/.test(text)) return { host: '127.0.0.1', port: checkPort(Number(text), text) };
+  throw new McptapError('BAD_LISTEN', `--listen must be a port or HOST:PORT (for example 11434 or 127.0.0.1:11434), not "${text}".`);
+}
+
+function checkPort(port: number, text: string): number {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new McptapError('BAD_LISTEN', `--listen needs a port between 0 and 65535, not "${text}".`);
+  }
+  return port;
+}
+
+/** Parse and check the upstream URL. */
+export function parseTarget(target: string): URL {
+  let url: URL;
+  try {
+    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `http://${target}`);
+  } catch {
+    throw new McptapError('BAD_TARGET', `--target must be a URL such as http://127.0.0.1:11435, not "${target}".`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new McptapError('BAD_TARGET', `--target must be an http:// or https:// URL, not "${target}" (for WebSocket servers give the http:// URL; upgrades pass through).`);
+  }
+  return url;
+}
+
+interface Tracked {
+  exchange: HttpExchange;
+  proxyReq?: http.ClientRequest;
+  settled: boolean;
+}
+
+/** Start the proxy. Resolves once it listens. */
+export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
+  const targetUrl = parseTarget(options.target);
+  const target = targetUrl.toString().replace(/\/$/, '');
+  const { host, port } = parseListenAddress(options.listen);
+  const label = options.label ?? (targetUrl.port ? `${targetUrl.hostname}-${targetUrl.port}` : targetUrl.hostname);
+  const maxBody = options.maxBody ?? DEFAULT_HTTP_MAX_BODY;
+  const started = new Date();
+  const startMono = performance.now();
+  const session = newSessionId(label, started);
+  const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, started));
+  const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
+  const writer = new LogWriter({ file: logFile, session, channel: 'http', label, warn });
+  const observer = new HttpObserver({
+    sink: writer,
+    session,
+    maxBody,
+    chunks: options.chunks ?? true,
+    targetPath: targetUrl.pathname === '/' ? '' : targetUrl.pathname,
+  });
+
+  // Keep-alive to the upstream: a fresh TCP connection per request would add latency to every model call.
+  const agent = targetUrl.protocol === 'https:' ? new (await import('node:https')).Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  const proxy = httpProxy.createProxyServer({
+    target,
+    // Virtual hosts (api.openai.com) and MCP servers' DNS-rebinding checks want the upstream's own Host.
+    changeOrigin: true,
+    agent,
+    ws: true,
+  });
+  const tracked = new WeakMap<http.IncomingMessage, Tracked>();
+
+  /** The logging path must never break the traffic: one notice, then quiet. */
+  let loggingFailed = false;
+  const safely = (work: () => void): void => {
+    try {
+      work();
+    } catch (error) {
+      if (loggingFailed) return;
+      loggingFailed = true;
+      warn(`an internal error in the logging path (${(error as Error).message}); the traffic is not affected. Please report it.`);
+    }
+  };
+  // Each chunk is observed after the forwarding `pipe` has written it on (the microtask runs after this event).
+  const later = (work: () => void): void => queueMicrotask(() => safely(work));
+
+  proxy.on('proxyReq', (proxyReq, req) => {
+    const t = tracked.get(req);
+    if (t) t.proxyReq = proxyReq;
+  });
+
+  proxy.on('proxyRes', (proxyRes, req, res) => {
+    const t = tracked.get(req);
+    if (!t) return;
+    const { exchange } = t;
+    const time = Date.now();
+    const mono = performance.now();
+    later(() => exchange.responseHead(proxyRes.statusCode ?? 0, proxyRes.headers, time, mono));
+    proxyRes.on('data', (chunk: Buffer) => {
+      const at = Date.now();
+      const atMono = performance.now();
+      later(() => exchange.responseData(chunk, at, atMono));
+    });
+    proxyRes.on('end', () => {
+      const at = Date.now();
+      const atMono = performance.now();
+      if (t.settled) return;
+      t.settled = true;
+      later(() => exchange.responseEnd(at, atMono));
+    });
+    // An IncomingMessage with no 'error' listener would crash the process when the upstream resets.
+    proxyRes.on('error', () => {});
+    proxyRes.on('close', () => {
+      if (proxyRes.complete || t.settled) return;
+      // The upstream broke off mid-body. http-proxy would leave the client waiting: end its connection too.
+      t.settled = true;
+      const at = Date.now();
+      const atMono = performance.now();
+      later(() => exchange.fail('upstream-reset', { name: 'Error', code: 'ECONNRESET', message: 'the upstream closed the connection before the response ended' }, at, atMono));
+      res.destroy();
+    });
+  });
+
+  const onProxyError = (error: NodeJS.ErrnoException, req: http.IncomingMessage, res: http.ServerResponse | Duplex): void => {
+    const t = tracked.get(req);
+    const at = Date.now();
+    const atMono = performance.now();
+    if (t && !t.settled) {
+      t.settled = true;
+      const headersSent = res instanceof http.ServerResponse ? res.headersSent : true;
+      const outcome = headersSent ? 'upstream-reset' : 'upstream-unreachable';
+      const err = { name: error.name, message: error.message, ...(error.code ? { code: error.code } : {}) };
+      later(() => t.exchange.fail(outcome, err, at, atMono));
+    }
+    if (res instanceof http.ServerResponse) {
+      if (!res.headersSent) {
+        const body = JSON.stringify({
+          error: `mcptap could not reach the upstream ${target}: ${error.code ?? error.message}. Is the server running, and is --target right?`,
+          target,
+          cause: { code: error.code, message: error.message },
+        });
+        res.writeHead(502, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      } else res.destroy();
+    } else res.destroy();
+  };
+  proxy.on('error', (error, req, res) => onProxyError(error as NodeJS.ErrnoException, req, res as http.ServerResponse | Duplex));
+  // The client went away before the upstream answered: http-proxy aborts the upstream request.
+  proxy.on('econnreset', () => {});
+
+  const server = http.createServer((req, res) => {
+    const exchange = observer.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, Date.now(), performance.now());
+    const t: Tracked = { exchange, settled: false };
+    tracked.set(req, t);
+    proxy.web(req, res, {}, (error, rq, rs) => onProxyError(error as NodeJS.ErrnoException, rq, rs as http.ServerResponse));
+    // Registered after http-proxy's pipe, so each chunk is written upstream before the tap sees it.
+    req.on('data', (chunk: Buffer) => later(() => exchange.requestData(chunk)));
+    req.on('end', () => {
+      const at = Date.now();
+      const atMono = performance.now();
+      later(() => exchange.requestEnd(at, atMono));
+    });
+    res.on('close', () => {
+      if (res.writableFinished || t.settled) return;
+      // The client went away first: stop the upstream work it asked for (an LLM generating, an SSE stream).
+      t.settled = true;
+      const at = Date.now();
+      const atMono = performance.now();
+      t.proxyReq?.destroy();
+      later(() => exchange.fail('client-aborted', { name: 'Error', code: 'ECONNRESET', message: 'the client closed the connection before the response ended' }, at, atMono));
+    });
+  });
+
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const exchange = observer.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, Date.now(), performance.now());
+    const t: Tracked = { exchange, settled: false };
+    tracked.set(req, t);
+    socket.on('error', () => {});
+    tapWebSocket({ proxy, req, socket, head, exchange, observer, later, tracked: t, maxBody });
+  });
+
+  server.on('clientError', (_error, socket) => {
+    // A malformed request from a client: answer it as Node would, without crashing the proxy.
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+
+  const sockets = new Set<Duplex>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const hint =
+        error.code === 'EADDRINUSE'
+          ? `${host}:${port} is already in use. Stop what listens there (for Ollama: start it on another port with OLLAMA_HOST=127.0.0.1:11435 ollama serve) or pick another --listen.`
+          : error.code === 'EACCES'
+            ? `no permission to listen on ${host}:${port}. Ports below 1024 need privileges; pick a higher one.`
+            : `cannot listen on ${host}:${port}: ${error.message}`;
+      reject(new McptapError('LISTEN_FAILED', hint, { cause: error }));
+    });
+    server.listen(port, host, () => resolve());
+  }).catch(async (error: unknown) => {
+    agent.destroy();
+    await writer.close();
+    throw error;
+  });
+  server.on('error', (error) => warn(`the proxy's listening socket failed: ${error.message}`));
+
+  const address = server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${urlHost}:${actualPort}`;
+  writer.write({
+    time: started.getTime(),
+    kind: 'lifecycle',
+    event: 'listen',
+    msg: `mcptap ${MCPTAP_VERSION} listens on ${url} and forwards to ${target}.`,
+    mcptapVersion: MCPTAP_VERSION,
+    pid: process.pid,
+    target,
+    listen: url,
+    cwd: options.cwd ?? process.cwd(),
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Open streams (SSE, keep-alive) would hold close() forever.
+        for (const socket of sockets) socket.destroy();
+        server.closeAllConnections?.();
+      });
+      agent.destroy();
+      proxy.close();
+      // Let the microtasks and decoders of the last chunks finish before the final records.
+      await new Promise((resolve) => setImmediate(resolve));
+      const now = Date.now();
+      const nowMono = performance.now();
+      safely(() => observer.close(now, nowMono));
+      const durationMs = Math.round(nowMono - startMono);
+      writer.write({ time: now, kind: 'lifecycle', event: 'close', durationMs, msg: `mcptap stops listening on ${url} after ${durationMs} ms.` });
+      writer.flushSync();
+      await writer.close();
+    })();
+    return closing;
+  };
+
+  return { url, host, port: actualPort, target, logFile, session, close };
+}

@@ -1,0 +1,176 @@
+/**
+ * What Ollama and OpenAI-compatible APIs have in common once decoded: a request summary (model, tools offered,
+ * tool results carried back) and a reply reassembled from a stream or read from one JSON body. ollama.ts and
+ * openai.ts fill these in; the LLM turn observer turns them into log records. Pure.
+ */
+import type { LlmToolCall, LlmToolResult, LlmUsage } from '../log/schema.js';
+
+/** What one request to the model asks for. */
+export interface LlmRequestSummary {
+  model?: string;
+  stream: boolean;
+  messageCount: number;
+  tools: string[];
+  toolResults: LlmToolResult[];
+  historyToolCalls?: LlmToolCall[];
+  prompt?: string;
+}
+
+/** What one decoded chunk of a stream says. */
+export interface LlmChunkInfo {
+  /** Answer text this chunk adds. */
+  delta?: string;
+  /** Thinking text this chunk adds. */
+  thinking?: string;
+  /** True when the chunk carries content (text, thinking or a tool call): the first one sets time-to-first-token. */
+  content: boolean;
+  /** An error the API reported inside the stream. */
+  error?: string;
+  /** The stream's own end marker (`done: true`, `[DONE]`, `response.completed`). */
+  done?: boolean;
+  /** False for frames that are not chunks of the reply (an SSE comment, a blank line). */
+  chunk: boolean;
+}
+
+/** The reply, reassembled. */
+export interface LlmReply {
+  model?: string;
+  content: string;
+  thinking?: string;
+  toolCalls: LlmToolCall[];
+  finishReason?: string;
+  usage?: LlmUsage;
+  /** An error the API reported (inside the stream or as the body). */
+  error?: string;
+  chunkCount: number;
+}
+
+/** Reassembles one reply from its stream, chunk by chunk. */
+export interface LlmReplyAssembler {
+  /** One NDJSON line or SSE event's data (with the SSE event type, if any). */
+  push(text: string, event?: string): LlmChunkInfo;
+  /** The reply as assembled so far. */
+  result(): LlmReply;
+}
+
+/** The arguments of a tool call as logged: parsed when they are JSON text, kept raw when they are not. */
+export function toolArguments(value: unknown): Pick<LlmToolCall, 'arguments' | 'argumentsRaw'> {
+  if (typeof value !== 'string') return { arguments: value ?? {} };
+  if (value.trim() === '') return { arguments: {} };
+  try {
+    return { arguments: JSON.parse(value) as unknown };
+  } catch {
+    return { arguments: value, argumentsRaw: value };
+  }
+}
+
+/** Text of a message's content: a string, or the text parts of a content array. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => {
+        if (typeof part === 'string') return part;
+        const p = asRecord(part);
+        return typeof p?.text === 'string' ? p.text : '';
+      })
+      .join('');
+  }
+  if (content === undefined || content === null) return '';
+  return JSON.stringify(content);
+}
+
+/** A value as a plain object, or undefined. */
+export function asRecord(v: unknown): Record<string, unknown> | undefined {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/** Parse JSON text, undefined when it does not parse. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The error text of an API error body: `{"error": "…"}` (Ollama) or `{"error": {"message": …}}` (OpenAI). */
+export function errorText(json: unknown): string | undefined {
+  const o = asRecord(json);
+  if (!o || !('error' in o)) return undefined;
+  const e = o.error;
+  if (typeof e === 'string') return e;
+  const r = asRecord(e);
+  if (typeof r?.message === 'string') return r.message;
+  return JSON.stringify(e);
+}
+
+/** Shared request summary: messages, tools offered, tool results carried back, the last user prompt. */
+export function summarizeMessages(body: Record<string, unknown>, defaultStream: boolean): LlmRequestSummary {
+  const messages = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [];
+  const summary: LlmRequestSummary = {
+    stream: typeof body.stream === 'boolean' ? body.stream : defaultStream,
+    messageCount: messages.length,
+    tools: toolNamesOf(body.tools),
+    toolResults: [],
+  };
+  if (typeof body.model === 'string') summary.model = body.model;
+  const history: LlmToolCall[] = [];
+  let prompt: string | undefined;
+  for (const m of messages) {
+    const msg = asRecord(m);
+    if (!msg) continue;
+    const role = msg.role;
+    // Only the tool results after the last assistant or user message are carried back by *this* request; older
+    // ones are history the agent resends every turn.
+    if (role === 'user' || role === 'assistant' || role === 'system') summary.toolResults = [];
+    if (role === 'tool') {
+      const result: LlmToolResult = { content: contentText(msg.content) };
+      if (typeof msg.tool_call_id === 'string') result.toolCallId = msg.tool_call_id;
+      const name = typeof msg.tool_name === 'string' ? msg.tool_name : typeof msg.name === 'string' ? msg.name : undefined;
+      if (name !== undefined) result.name = name;
+      summary.toolResults.push(result);
+    } else if (msg.type === 'function_call_output') {
+      // Responses API: the tool result is an input item of its own.
+      const result: LlmToolResult = { content: contentText(msg.output) };
+      if (typeof msg.call_id === 'string') result.toolCallId = msg.call_id;
+      summary.toolResults.push(result);
+    } else if (msg.type === 'function_call') {
+      const call: LlmToolCall = { name: String(msg.name ?? ''), ...toolArguments(msg.arguments) };
+      if (typeof msg.call_id === 'string') call.id = msg.call_id;
+      history.push(call);
+    } else if (role === 'assistant' && Array.isArray(msg.tool_calls)) {
+      for (const c of msg.tool_calls) history.push(toolCallOf(c));
+    } else if (role === 'user') {
+      prompt = contentText(msg.content);
+    }
+  }
+  if (history.length) summary.historyToolCalls = history;
+  if (typeof body.prompt === 'string') prompt = body.prompt;
+  else if (typeof body.input === 'string') prompt = body.input;
+  if (prompt !== undefined) summary.prompt = prompt.length > 200 ? `${prompt.slice(0, 199)}…` : prompt;
+  return summary;
+}
+
+/** A tool call in either API's shape: `{id?, function: {name, arguments}, index?}` (chat) or flat (Responses). */
+export function toolCallOf(value: unknown): LlmToolCall {
+  const c = asRecord(value) ?? {};
+  const fn = asRecord(c.function) ?? c;
+  const call: LlmToolCall = { name: typeof fn.name === 'string' ? fn.name : '', ...toolArguments(fn.arguments) };
+  if (typeof c.id === 'string') call.id = c.id;
+  const index = typeof c.index === 'number' ? c.index : typeof fn.index === 'number' ? fn.index : undefined;
+  if (index !== undefined) call.index = index;
+  return call;
+}
+
+function toolNamesOf(tools: unknown): string[] {
+  if (!Array.isArray(tools)) return [];
+  const names: string[] = [];
+  for (const t of tools) {
+    const tool = asRecord(t);
+    const fn = asRecord(tool?.function);
+    const name = typeof fn?.name === 'string' ? fn.name : typeof tool?.name === 'string' ? tool.name : undefined;
+    if (name !== undefined) names.push(name);
+  }
+  return names;
+}

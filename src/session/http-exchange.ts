@@ -1,0 +1,542 @@
+/**
+ * HTTP exchanges seen from the middle: the copy of each request and response goes in, piece by piece, in the
+ * order it was forwarded; records come out through the sink. No sockets here — the capture layer
+ * (capture/http.ts) feeds these objects, and tests can feed them literal bytes.
+ *
+ * Each exchange gets `http-request`, `http-response` and `http-end` records. On top of that, what it speaks
+ * decides what else is written: MCP messages (Streamable HTTP or legacy SSE) go through one McpSession per MCP
+ * session — found by Mcp-Session-Id, or for legacy SSE by the endpoint URI its stream announced — so a server
+ * request on one stream is matched with the client's answer in a later POST; Ollama and OpenAI model calls go
+ * through an LlmTurn.
+ */
+import type { Channel, Frame } from '../types.js';
+import { LEVEL, type HttpOutcome, type LoggedHeaders, type RecordDraft, type RecordSink } from '../log/schema.js';
+import { redactHeaders } from '../log/redact.js';
+import { BodyCapture, contentCoding, createBodyDecoder, type BodyDecoder } from '../framing/body.js';
+import { SseFramer, type SseItem } from '../framing/sse.js';
+import { LineFramer } from '../framing/lines.js';
+import {
+  acceptsEventStream,
+  channelFromHead,
+  isJsonRpcBody,
+  isLlmTurnPath,
+  mediaType,
+  pathOnly,
+  resolveEndpoint,
+  type RequestHead,
+} from '../protocols/detect.js';
+import { McpSession } from './mcp-session.js';
+import { LlmTurn } from './llm-turn.js';
+import { roundMs } from './correlator.js';
+import { formatMs } from './annotate.js';
+import { preview } from '../protocols/mcp.js';
+
+/** Most response chunk boundaries kept per exchange for replay; later chunks are merged into the last. */
+export const MAX_CHUNK_MARKS = 10_000;
+
+type McpChannel = 'mcp-http' | 'mcp-sse' | 'mcp-ws';
+
+/** One MCP session as the HTTP tap tracks it. */
+export interface McpSessionEntry {
+  /** The `session` field of its records. */
+  readonly session: string;
+  readonly channel: McpChannel;
+  readonly mcp: McpSession;
+  /** The names it is known by (`sid:<Mcp-Session-Id>`, `ep:<endpoint path>`). */
+  readonly keys: Set<string>;
+  ended: boolean;
+}
+
+export interface HttpObserverOptions {
+  sink: RecordSink;
+  /** Session of records that belong to no MCP session (LLM calls, plain HTTP). */
+  session: string;
+  /** Keep at most this many bytes of any body or frame in the log. */
+  maxBody: number;
+  /** Write one `llm-chunk` record per streamed chunk. */
+  chunks: boolean;
+  /** The upstream URL's path prefix, e.g. `/v1` for a base URL; joined with request paths to detect the API. */
+  targetPath?: string;
+  /** Makes MCP session ids (the `session` field); defaults to a counter. */
+  newSessionId?: () => string;
+}
+
+/** Every exchange and MCP session of one proxy. */
+export class HttpObserver {
+  readonly sink: RecordSink;
+  readonly session: string;
+  readonly maxBody: number;
+  readonly chunks: boolean;
+  readonly targetPath: string;
+  private readonly newSessionId: () => string;
+  private readonly sessions = new Map<string, McpSessionEntry>();
+  private readonly all = new Set<McpSessionEntry>();
+  private count = 0;
+
+  constructor(options: HttpObserverOptions) {
+    this.sink = options.sink;
+    this.session = options.session;
+    this.maxBody = options.maxBody;
+    this.chunks = options.chunks;
+    this.targetPath = (options.targetPath ?? '').replace(/\/+$/, '');
+    let n = 0;
+    this.newSessionId = options.newSessionId ?? (() => `${this.session}-mcp${++n}`);
+  }
+
+  /** A request arrived (its head): start observing the exchange. */
+  begin(head: RequestHead, time: number, mono: number): HttpExchange {
+    return new HttpExchange(this, `x${++this.count}`, head, time, mono);
+  }
+
+  /** The MCP session known by `key`, if any. */
+  find(key: string): McpSessionEntry | undefined {
+    return this.sessions.get(key);
+  }
+
+  /** A new MCP session, registered under `key` when given. */
+  open(channel: McpChannel, key?: string): McpSessionEntry {
+    const session = this.newSessionId();
+    const keys = new Set<string>();
+    const sink = this.sink;
+    const entry: McpSessionEntry = {
+      session,
+      channel,
+      keys,
+      ended: false,
+      mcp: new McpSession({ sink: { write: (draft: RecordDraft) => sink.write({ ...draft, session, channel: draft.channel ?? channel }) }, stdio: false }),
+    };
+    this.all.add(entry);
+    if (key !== undefined) this.alias(key, entry);
+    return entry;
+  }
+
+  /** The MCP session known by `key`, opened when new (mcptap may have started in the middle of a session). */
+  findOrOpen(channel: McpChannel, key: string): McpSessionEntry {
+    return this.find(key) ?? this.open(channel, key);
+  }
+
+  /** Register another name for a session (the Mcp-Session-Id its initialize response assigned). */
+  alias(key: string, entry: McpSessionEntry): void {
+    this.sessions.set(key, entry);
+    entry.keys.add(key);
+  }
+
+  /** The session ended (DELETE, legacy stream closed): its unanswered requests become `pending` records. */
+  endSession(entry: McpSessionEntry, time: number, mono: number): void {
+    if (entry.ended) return;
+    entry.ended = true;
+    entry.mcp.end(time, mono);
+    for (const key of entry.keys) if (this.sessions.get(key) === entry) this.sessions.delete(key);
+    this.all.delete(entry);
+  }
+
+  /** The proxy is closing: end every session still open. */
+  close(time: number, mono: number): void {
+    for (const entry of [...this.all]) this.endSession(entry, time, mono);
+  }
+}
+
+type Framing = 'sse' | 'ndjson' | 'body';
+
+/** One HTTP request/response pair. Call in order; every method is safe to call after the exchange ended. */
+export class HttpExchange {
+  readonly id: string;
+  private readonly observer: HttpObserver;
+  private readonly head: RequestHead;
+  private readonly startTime: number;
+  private readonly startMono: number;
+  /** The path as the upstream sees it (target prefix + request path), for detection. */
+  private readonly apiPath: string;
+  private channel: Channel;
+  private mcp: McpSessionEntry | undefined;
+  /** For an initialize without a session id: the session to register under the id the response assigns. */
+  private provisional = false;
+  private llm: LlmTurn | undefined;
+
+  private readonly reqBody: BodyCapture;
+  private reqBytes = 0;
+  private reqEndMono: number | undefined;
+  /** Response work that arrived before the request body ended waits here, so records keep their order. */
+  private waiting: (() => void)[] | undefined = [];
+
+  private status: number | undefined;
+  private resHeadMono = 0;
+  private resBytes = 0;
+  private readonly chunkMarks: [number, number][] = [];
+  private resBody: BodyCapture;
+  private framing: Framing = 'body';
+  private sse: SseFramer | undefined;
+  private lines: LineFramer | undefined;
+  private decoder: BodyDecoder | undefined;
+  private afterDecode: (() => void) | undefined;
+  private sawJsonRpcEvent = false;
+  private done = false;
+
+  constructor(observer: HttpObserver, id: string, head: RequestHead, time: number, mono: number) {
+    this.observer = observer;
+    this.id = id;
+    this.head = head;
+    this.startTime = time;
+    this.startMono = mono;
+    this.apiPath = observer.targetPath + head.path;
+    this.reqBody = new BodyCapture(observer.maxBody);
+    this.resBody = new BodyCapture(observer.maxBody);
+    const channel = channelFromHead({ ...head, path: this.apiPath });
+    // A GET that asks for an event stream without a session id is how a legacy SSE client connects.
+    const legacyGuess = head.method === 'GET' && acceptsEventStream(head.headers) && channel === undefined;
+    this.channel = channel ?? (legacyGuess ? 'mcp-sse' : 'http');
+  }
+
+  /** The protocol this exchange speaks, as far as known. */
+  get speaks(): Channel {
+    return this.channel;
+  }
+
+  /** The MCP session this exchange belongs to, once known. */
+  get mcpSession(): string | undefined {
+    return this.mcp?.session;
+  }
+
+  /** A piece of the request body, as forwarded. */
+  requestData(chunk: Buffer): void {
+    if (this.reqEndMono !== undefined) return;
+    this.reqBytes += chunk.length;
+    this.reqBody.push(chunk);
+  }
+
+  /** The request body ended (or never will: `partial` when the client gave up first). */
+  requestEnd(time: number, mono: number): void {
+    if (this.reqEndMono !== undefined) return;
+    this.reqEndMono = mono;
+    const body = this.reqBody.result();
+    const text = body.bodyEncoding === 'base64' ? '' : body.body ?? '';
+    this.classify(text);
+    this.write({
+      time,
+      kind: 'http-request',
+      dir: 'c2s',
+      exchange: this.id,
+      method: this.head.method,
+      path: this.head.path,
+      headers: redactHeaders(this.head.headers),
+      bodyBytes: body.bytes,
+      msg: `${this.head.method} ${this.head.path}${body.bytes ? ` with a ${body.bytes}-byte body` : ''}${this.describeChannel()}.`,
+      ...bodyFields(body),
+    });
+    if (this.llm) this.llm.request(text, time, mono);
+    if (this.mcp && text) this.observeMcp('c2s', this.reqBody.head(), body.bytes, body.truncated === true, time, mono);
+    const waiting = this.waiting ?? [];
+    this.waiting = undefined;
+    for (const work of waiting) work();
+  }
+
+  /** Response status and headers arrived from upstream. */
+  responseHead(status: number, headers: Record<string, string | string[] | undefined>, time: number, mono: number): void {
+    this.later(() => {
+      if (this.done || this.status !== undefined) return;
+      this.status = status;
+      this.resHeadMono = mono;
+      const sid = firstValue(headers['mcp-session-id']);
+      if (sid !== undefined && this.mcp && this.provisional) {
+        this.observer.alias(`sid:${sid}`, this.mcp);
+        this.provisional = false;
+      }
+      const type = mediaType(headers['content-type']);
+      if (type === 'text/event-stream') {
+        this.framing = 'sse';
+        this.sse = new SseFramer({ maxEventBytes: this.observer.maxBody });
+      } else if (type === 'application/x-ndjson' || (this.llm && this.channel === 'ollama' && type !== 'application/json' && status < 400)) {
+        this.framing = 'ndjson';
+        this.lines = new LineFramer({ dir: 's2c', maxFrameBytes: this.observer.maxBody });
+      }
+      const coding = contentCoding(headers['content-encoding']);
+      if (coding !== undefined && coding !== 'identity') {
+        this.decoder = createBodyDecoder(
+          coding,
+          (chunk) => this.consume(chunk, Date.now(), performance.now()),
+          () => {
+            const then = this.afterDecode;
+            this.afterDecode = undefined;
+            then?.();
+          },
+          (error) => this.warn(`mcptap could not decode the ${coding} response body of ${this.head.method} ${this.head.path} for the log (${error.message}); the client got it unchanged.`, Date.now()),
+        );
+      }
+      this.llm?.responseHead(status);
+      const ttfbMs = roundMs(Math.max(0, mono - (this.reqEndMono ?? this.startMono)));
+      this.write({
+        time,
+        kind: 'http-response',
+        dir: 's2c',
+        exchange: this.id,
+        status,
+        headers: redactHeaders(headers),
+        ttfbMs,
+        ...(status >= 400 ? { level: LEVEL.warn } : {}),
+        msg: `${this.head.method} ${this.head.path} → ${status}${type ? ` (${type})` : ''} after ${formatMs(ttfbMs)}${describeStatus(status, headers)}.`,
+      });
+    });
+  }
+
+  /** A piece of the response body, as forwarded (still compressed, if it was). */
+  responseData(chunk: Buffer, time: number, mono: number): void {
+    this.later(() => {
+      if (this.done) return;
+      this.resBytes += chunk.length;
+      const since = roundMs(mono - this.resHeadMono);
+      if (this.chunkMarks.length < MAX_CHUNK_MARKS) this.chunkMarks.push([since, chunk.length]);
+      else this.chunkMarks[this.chunkMarks.length - 1]![1] += chunk.length;
+      if (this.decoder) this.decoder.push(chunk);
+      else this.consume(chunk, time, mono);
+    });
+  }
+
+  /** The response ended normally. */
+  responseEnd(time: number, mono: number): void {
+    this.later(() => this.finish('complete', undefined, time, mono));
+  }
+
+  /**
+   * The exchange broke: the client went away, the upstream reset the connection or could not be reached, or
+   * the connection was upgraded to a WebSocket.
+   */
+  fail(outcome: Exclude<HttpOutcome, 'complete'>, error: { name: string; code?: string; message: string } | undefined, time: number, mono: number): void {
+    // A request body cut short still gets its record.
+    if (this.reqEndMono === undefined) this.requestEnd(time, mono);
+    this.later(() => this.finish(outcome, error, time, mono));
+  }
+
+  private later(work: () => void): void {
+    if (this.waiting) this.waiting.push(work);
+    else work();
+  }
+
+  /** Decide what the exchange speaks now that its request body is known; open its MCP session or LLM turn. */
+  private classify(text: string): void {
+    const path = pathOnly(this.apiPath);
+    if ((this.channel === 'ollama' || this.channel === 'openai') && isLlmTurnPath(this.channel, path) && this.head.method === 'POST') {
+      this.llm = new LlmTurn({ sink: this.observer.sink, channel: this.channel, exchange: this.id, endpoint: path, chunks: this.observer.chunks });
+      return;
+    }
+    if (this.channel === 'ollama' || this.channel === 'openai') return;
+    const sid = firstValue(this.head.headers['mcp-session-id']);
+    const legacy = this.observer.find(`ep:${this.head.path}`);
+    if (legacy && !legacy.ended) {
+      this.mcp = legacy;
+      this.channel = legacy.channel;
+      return;
+    }
+    if (sid !== undefined) {
+      this.mcp = this.observer.findOrOpen('mcp-http', `sid:${sid}`);
+      this.channel = 'mcp-http';
+      return;
+    }
+    if (text && isJsonRpcBody(text)) {
+      this.channel = 'mcp-http';
+      if (/"method"\s*:\s*"initialize"/.test(text)) {
+        // The session id comes with the response; until then the session is known only to this exchange.
+        this.mcp = this.observer.open('mcp-http');
+        this.provisional = true;
+      } else {
+        // A server without sessions (stateless): all its traffic is one session.
+        this.mcp = this.observer.findOrOpen('mcp-http', 'stateless');
+      }
+    }
+  }
+
+  /** Decoded response bytes: frame them as the content type says. */
+  private consume(chunk: Buffer, time: number, mono: number): void {
+    this.resBody.push(chunk);
+    if (this.framing === 'sse') for (const item of this.sse!.push(chunk)) this.onSse(item, time, mono);
+    else if (this.framing === 'ndjson') for (const line of this.lines!.push(chunk, time, mono)) this.onLine(line.bytes.toString('utf8'), time, mono);
+  }
+
+  private onLine(text: string, time: number, mono: number): void {
+    if (this.llm) this.llm.frame(text, undefined, time, mono);
+  }
+
+  private onSse(item: SseItem, time: number, mono: number): void {
+    if (this.llm) {
+      if (item.type === 'event') this.llm.frame(item.data ?? '', item.event, time, mono);
+      return;
+    }
+    if (item.type === 'event' && item.event === 'endpoint' && item.data !== undefined && !this.mcp) {
+      // Legacy SSE: the stream names the URI the client must POST to; that URI is the session from now on.
+      const endpoint = resolveEndpoint(item.data, this.head.path);
+      this.mcp = this.observer.open('mcp-sse', `ep:${endpoint}`);
+      this.channel = 'mcp-sse';
+    }
+    const isMessage = item.type === 'event' && item.data !== undefined && item.data !== '' && (item.event === undefined || item.event === 'message');
+    if (isMessage && (this.mcp || isJsonRpcBody(item.data!))) {
+      if (!this.mcp) {
+        this.mcp = this.observer.findOrOpen('mcp-http', 'stateless');
+        this.channel = 'mcp-http';
+      }
+      this.sawJsonRpcEvent = true;
+      const bytes = Buffer.from(item.data!, 'utf8');
+      this.observeMcp('s2c', bytes, bytes.length, item.truncated === true, time, mono, item.id);
+      return;
+    }
+    const sse: RecordDraft = {
+      time,
+      kind: 'sse',
+      dir: 's2c',
+      exchange: this.id,
+      msg: describeSse(item),
+    };
+    if (item.type === 'comment') sse.comment = item.text;
+    else {
+      if (item.event !== undefined) sse.event = item.event;
+      if (item.id !== undefined) sse.id = item.id;
+      if (item.retry !== undefined) sse.retry = item.retry;
+      if (item.data !== undefined) sse.data = item.data;
+    }
+    this.write(sse);
+  }
+
+  private observeMcp(dir: 'c2s' | 's2c', bytes: Buffer, size: number, truncated: boolean, time: number, mono: number, sseId?: string): void {
+    const frame: Frame = { dir, bytes, size, truncated, time, mono };
+    const context: Record<string, unknown> = { exchange: this.id };
+    if (sseId !== undefined) context.sseId = sseId;
+    this.mcp!.mcp.observe(frame, context);
+  }
+
+  private finish(outcome: HttpOutcome, error: { name: string; code?: string; message: string } | undefined, time: number, mono: number): void {
+    if (this.done) return;
+    this.done = true;
+    const complete = (): void => {
+      const now = Date.now();
+      const nowMono = performance.now();
+      if (this.sse) for (const item of this.sse.end()) this.onSse(item, now, nowMono);
+      const tail = this.lines?.end(now, nowMono);
+      if (tail) this.onLine(tail.bytes.toString('utf8'), now, nowMono);
+      const body = this.resBody.result();
+      const text = body.bodyEncoding === 'base64' ? '' : body.body ?? '';
+      if (this.framing === 'body' && this.mcp && text && (isJsonRpcBody(text) || body.truncated)) {
+        this.observeMcp('s2c', this.resBody.head(), body.bytes, body.truncated === true, time, mono);
+      }
+      if (this.llm && this.status !== undefined) this.llm.end(this.framing === 'body' ? text : undefined, time, mono);
+      const durationMs = roundMs(mono - this.startMono);
+      const draft: RecordDraft = {
+        time,
+        kind: 'http-end',
+        exchange: this.id,
+        method: this.head.method,
+        path: this.head.path,
+        outcome,
+        reqBytes: this.reqBytes,
+        resBytes: this.resBytes,
+        durationMs,
+        msg: describeEnd(this.head, this.status, outcome, durationMs, this.resBytes, error),
+        ...bodyFields(body),
+      };
+      if (this.status !== undefined) draft.status = this.status;
+      if (this.chunkMarks.length) draft.chunks = this.chunkMarks;
+      if (error) draft.error = error;
+      if (outcome !== 'complete' && outcome !== 'upgraded') draft.level = LEVEL.warn;
+      this.write(draft);
+      // Sessions that end with this exchange: a DELETE that succeeded, a legacy SSE stream that closed.
+      if (this.mcp && this.head.method === 'DELETE' && this.status !== undefined && this.status < 300) this.observer.endSession(this.mcp, time, mono);
+      if (this.mcp && this.mcp.channel === 'mcp-sse' && this.head.method === 'GET' && this.framing === 'sse') this.observer.endSession(this.mcp, time, mono);
+    };
+    if (this.decoder) {
+      this.afterDecode = complete;
+      this.decoder.end();
+      this.decoder = undefined;
+    } else complete();
+  }
+
+  private write(draft: RecordDraft): void {
+    const withSession: RecordDraft = { ...draft, channel: draft.channel ?? this.channel };
+    if (this.mcp) withSession.session = this.mcp.session;
+    this.observer.sink.write(withSession);
+  }
+
+  private warn(msg: string, time: number): void {
+    this.write({ time, kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg });
+  }
+
+  private describeChannel(): string {
+    switch (this.channel) {
+      case 'mcp-http':
+        return ' (MCP Streamable HTTP)';
+      case 'mcp-sse':
+        return ' (MCP over SSE)';
+      case 'ollama':
+        return ' (Ollama API)';
+      case 'openai':
+        return ' (OpenAI-compatible API)';
+      default:
+        return '';
+    }
+  }
+}
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function bodyFields(body: { body?: string; bodyEncoding?: 'base64'; truncated?: boolean }): { body?: string; bodyEncoding?: 'base64'; bodyTruncated?: boolean } {
+  const out: { body?: string; bodyEncoding?: 'base64'; bodyTruncated?: boolean } = {};
+  if (body.body !== undefined) out.body = body.body;
+  if (body.bodyEncoding) out.bodyEncoding = body.bodyEncoding;
+  if (body.truncated) out.bodyTruncated = true;
+  return out;
+}
+
+/** Statuses that mean something in MCP and LLM APIs, in words. */
+function describeStatus(status: number, headers: Record<string, string | string[] | undefined>): string {
+  switch (status) {
+    case 202:
+      return ': accepted, no body (a notification or response was delivered)';
+    case 401: {
+      const auth = firstValue(headers['www-authenticate']);
+      return `: the server wants authentication${auth ? ` (WWW-Authenticate: ${preview(auth, 120)})` : ''}`;
+    }
+    case 403:
+      return ': forbidden (MCP servers answer 403 to a bad Origin)';
+    case 404:
+      return headers['mcp-session-id'] !== undefined ? ': the MCP session expired or is unknown; the client must initialize again' : ': not found';
+    case 405:
+      return ': method not allowed (an MCP server answers 405 to a GET when it offers no standalone stream)';
+    case 406:
+      return ': not acceptable (check the Accept header)';
+    default:
+      return '';
+  }
+}
+
+function describeSse(item: SseItem): string {
+  if (item.type === 'comment') return `Server sends an SSE comment${item.text ? ` ": ${preview(item.text, 60)}"` : ''} (a keep-alive; clients ignore it).`;
+  if (item.event === 'endpoint') return `Server names the endpoint for this legacy SSE session: ${item.data ?? ''}.`;
+  const parts: string[] = [];
+  if (item.id !== undefined) parts.push(`id ${JSON.stringify(item.id)}`);
+  if (item.retry !== undefined) parts.push(`retry ${item.retry} ms`);
+  if (item.data) parts.push(`data ${JSON.stringify(preview(item.data, 80))}`);
+  const what = item.data ? 'an SSE event' : 'an SSE event with no data (a priming event that gives the client an id to resume from)';
+  return `Server sends ${item.event ? `"${item.event}" ` : ''}${what}${parts.length ? `: ${parts.join(', ')}` : ''}${item.partial ? ' (cut off by the end of the stream)' : ''}.`;
+}
+
+function describeEnd(
+  head: RequestHead,
+  status: number | undefined,
+  outcome: HttpOutcome,
+  durationMs: number,
+  resBytes: number,
+  error: { code?: string; message: string } | undefined,
+): string {
+  const what = `${head.method} ${head.path}`;
+  const cause = error ? ` (${error.code ?? error.message})` : '';
+  switch (outcome) {
+    case 'complete':
+      return `${what} done: ${status ?? '?'}, ${resBytes} bytes in ${formatMs(durationMs)}.`;
+    case 'client-aborted':
+      return `The client gave up on ${what} after ${formatMs(durationMs)}; mcptap aborted the upstream request too.`;
+    case 'upstream-reset':
+      return `The upstream broke off ${what} after ${resBytes} bytes${cause}; mcptap ended the client's connection too.`;
+    case 'upstream-unreachable':
+      return `mcptap could not reach the upstream for ${what}${cause}; the client got a 502.`;
+    case 'upgraded':
+      return `${what} switched to WebSocket after ${formatMs(durationMs)}.`;
+  }
+}

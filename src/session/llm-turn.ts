@@ -1,0 +1,186 @@
+/**
+ * One LLM turn seen from the middle: the request body in, the reply's frames (NDJSON lines or SSE events) in,
+ * `llm-request`, `llm-chunk`, `llm-response` and `llm-error` records out. Pure apart from the sink.
+ */
+import type { Channel } from '../types.js';
+import { LEVEL, type LlmToolCall, type RecordSink } from '../log/schema.js';
+import { roundMs } from './correlator.js';
+import { preview, previewJson } from '../protocols/mcp.js';
+import { errorText, parseJson, type LlmReply, type LlmReplyAssembler, type LlmRequestSummary } from '../protocols/llm.js';
+import { OllamaReplyAssembler, summarizeOllamaRequest } from '../protocols/ollama.js';
+import { OpenAiReplyAssembler, openAiReplyFromBody, summarizeOpenAiRequest } from '../protocols/openai.js';
+import { formatMs } from './annotate.js';
+
+export interface LlmTurnOptions {
+  sink: RecordSink;
+  channel: 'ollama' | 'openai';
+  exchange: string;
+  /** API path, e.g. /api/chat. */
+  endpoint: string;
+  /** Write one record per streamed chunk. */
+  chunks: boolean;
+}
+
+/** Observes one model call. Call in order: request → (response head → frames… | body) → end. */
+export class LlmTurn {
+  private readonly sink: RecordSink;
+  private readonly channel: 'ollama' | 'openai';
+  private readonly exchange: string;
+  private readonly endpoint: string;
+  private readonly chunks: boolean;
+  private readonly assembler: LlmReplyAssembler;
+  private summary: LlmRequestSummary | undefined;
+  private requestMono = 0;
+  private status = 0;
+  private firstContentMono: number | undefined;
+  private streamed = false;
+  private errorLogged = false;
+
+  constructor(options: LlmTurnOptions) {
+    this.sink = options.sink;
+    this.channel = options.channel;
+    this.exchange = options.exchange;
+    this.endpoint = options.endpoint;
+    this.chunks = options.chunks;
+    this.assembler = options.channel === 'ollama' ? new OllamaReplyAssembler() : new OpenAiReplyAssembler();
+  }
+
+  /** The request body has been read (the copy; `text` may be cut at --max-body). */
+  request(text: string, time: number, mono: number): void {
+    this.requestMono = mono;
+    const json = parseJson(text);
+    const summary = this.channel === 'ollama' ? summarizeOllamaRequest(json) : summarizeOpenAiRequest(json);
+    this.summary = summary;
+    const s = summary ?? { stream: this.channel === 'ollama', messageCount: 0, tools: [], toolResults: [] };
+    const draft = {
+      time,
+      channel: this.channel as Channel,
+      kind: 'llm-request' as const,
+      dir: 'c2s' as const,
+      exchange: this.exchange,
+      endpoint: this.endpoint,
+      stream: s.stream,
+      messageCount: s.messageCount,
+      tools: s.tools,
+      toolResults: s.toolResults,
+      msg: describeRequest(this.channel, this.endpoint, s, summary === undefined),
+      ...(s.model !== undefined ? { model: s.model } : {}),
+      ...(s.historyToolCalls ? { historyToolCalls: s.historyToolCalls } : {}),
+      ...(s.prompt !== undefined ? { prompt: s.prompt } : {}),
+    };
+    this.sink.write(draft);
+  }
+
+  /** The response status arrived. */
+  responseHead(status: number): void {
+    this.status = status;
+  }
+
+  /** One streamed frame: an NDJSON line or an SSE event's data. */
+  frame(text: string, event: string | undefined, time: number, mono: number): void {
+    this.streamed = true;
+    const info = this.assembler.push(text, event);
+    if (!info.chunk) return;
+    if (info.content && this.firstContentMono === undefined) this.firstContentMono = mono;
+    if (this.chunks) {
+      const draft = {
+        time,
+        channel: this.channel as Channel,
+        kind: 'llm-chunk' as const,
+        dir: 's2c' as const,
+        exchange: this.exchange,
+        sinceMs: roundMs(mono - this.requestMono),
+        raw: text,
+        msg: info.delta ? `Model streams ${JSON.stringify(preview(info.delta, 60))}.` : info.done ? 'The stream says it is done.' : 'Model streams a chunk.',
+        ...(info.delta ? { delta: info.delta } : {}),
+      };
+      this.sink.write(draft);
+    }
+    if (info.error !== undefined && this.status < 400) this.writeError(info.error, 'in-stream', time);
+  }
+
+  /** The reply ended. `body` is the whole (kept) body when it was not streamed. */
+  end(body: string | undefined, time: number, mono: number): void {
+    const durationMs = roundMs(mono - this.requestMono);
+    if (this.status >= 400) {
+      const text = body ?? '';
+      this.writeError(errorText(parseJson(text)) ?? (preview(text, 200) || `HTTP ${this.status}`), 'before-stream', time);
+      return;
+    }
+    let reply: LlmReply;
+    if (this.streamed) reply = this.assembler.result();
+    else if (this.channel === 'openai') reply = openAiReplyFromBody(body ?? '');
+    else {
+      this.assembler.push(body ?? '');
+      reply = { ...this.assembler.result(), chunkCount: 0 };
+    }
+    if (reply.error !== undefined && !this.errorLogged) this.writeError(reply.error, this.streamed ? 'in-stream' : 'before-stream', time);
+    const draft = {
+      time,
+      channel: this.channel as Channel,
+      kind: 'llm-response' as const,
+      dir: 's2c' as const,
+      exchange: this.exchange,
+      endpoint: this.endpoint,
+      status: this.status,
+      content: reply.content,
+      toolCalls: reply.toolCalls,
+      durationMs,
+      msg: describeReply(reply, durationMs),
+      ...(reply.model ?? this.summary?.model ? { model: reply.model ?? this.summary?.model } : {}),
+      ...(reply.thinking !== undefined ? { thinking: reply.thinking } : {}),
+      ...(reply.finishReason !== undefined ? { finishReason: reply.finishReason } : {}),
+      ...(reply.usage ? { usage: reply.usage } : {}),
+      ...(this.firstContentMono !== undefined ? { ttftMs: roundMs(this.firstContentMono - this.requestMono) } : {}),
+      ...(this.streamed ? { chunkCount: reply.chunkCount } : {}),
+      ...(reply.error !== undefined ? { level: LEVEL.warn } : {}),
+    };
+    this.sink.write(draft);
+  }
+
+  private writeError(error: string, phase: 'before-stream' | 'in-stream', time: number): void {
+    this.errorLogged = true;
+    this.sink.write({
+      time,
+      channel: this.channel,
+      kind: 'llm-error',
+      dir: 's2c',
+      exchange: this.exchange,
+      endpoint: this.endpoint,
+      status: this.status,
+      phase,
+      error,
+      level: LEVEL.warn,
+      msg:
+        phase === 'before-stream'
+          ? `The ${apiName(this.channel)} API refused the call with HTTP ${this.status}: ${preview(error, 160)}`
+          : `The ${apiName(this.channel)} API reported an error in the middle of the stream: ${preview(error, 160)}`,
+    });
+  }
+}
+
+const apiName = (channel: 'ollama' | 'openai'): string => (channel === 'ollama' ? 'Ollama' : 'OpenAI-compatible');
+
+function describeRequest(channel: 'ollama' | 'openai', endpoint: string, s: LlmRequestSummary, unreadable: boolean): string {
+  if (unreadable) return `Agent calls ${apiName(channel)} ${endpoint} with a body mcptap could not read as JSON.`;
+  const parts = [`Agent asks ${s.model ?? 'the model'} (${endpoint}${s.stream ? ', streamed' : ''}) with ${s.messageCount} message${s.messageCount === 1 ? '' : 's'}`];
+  if (s.tools.length) parts.push(`offering tools ${s.tools.slice(0, 8).join(', ')}${s.tools.length > 8 ? ` and ${s.tools.length - 8} more` : ''}`);
+  if (s.toolResults.length) {
+    const names = s.toolResults.map((r) => r.name ?? r.toolCallId ?? 'a tool').slice(0, 4);
+    parts.push(`carrying back ${s.toolResults.length} tool result${s.toolResults.length === 1 ? '' : 's'} (${names.join(', ')})`);
+  }
+  return `${parts.join(', ')}.`;
+}
+
+function describeReply(reply: LlmReply, durationMs: number): string {
+  const calls = reply.toolCalls.map((c: LlmToolCall) => `${c.name}(${previewJson(c.arguments, 60)})`);
+  const what = calls.length
+    ? `Model asks to call ${calls.join(', ')}`
+    : reply.content
+      ? `Model answers ${JSON.stringify(preview(reply.content, 100))}`
+      : 'Model replies with no text';
+  const usage = reply.usage;
+  const tokens = usage?.completionTokens !== undefined ? `, ${usage.completionTokens} tokens` : '';
+  const speed = usage?.tokensPerSecond !== undefined ? ` at ${usage.tokensPerSecond} tokens/s` : '';
+  return `${what} (${formatMs(durationMs)}${tokens}${speed}${reply.finishReason ? `, ${reply.finishReason}` : ''}).`;
+}
