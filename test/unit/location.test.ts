@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { labelFromCommand, logFileName, newSessionId, perUserLogDir, resolveLogDir } from '../../src/log/location.js';
+
+const root = mkdtempSync(join(tmpdir(), 'mcptap-location-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('resolveLogDir', () => {
+  test('--log-dir wins, relative to the working directory', () => {
+    expect(resolveLogDir('out', { MCPTAP_LOG_DIR: '/env' }, '/work/x')).toBe('/work/x/out');
+    expect(resolveLogDir('/abs', {}, '/work/x')).toBe('/abs');
+  });
+  test('then $MCPTAP_LOG_DIR', () => {
+    expect(resolveLogDir(undefined, { MCPTAP_LOG_DIR: 'env-logs' }, '/work/x')).toBe('/work/x/env-logs');
+  });
+  test('then ./logs when the working directory is writable', () => {
+    expect(resolveLogDir(undefined, {}, root)).toBe(join(root, 'logs'));
+  });
+  // (An unwritable working directory cannot be made for root, who runs CI here; a missing one takes the same path.)
+  test('a working directory that does not exist falls back to the per-user folder', () => {
+    expect(resolveLogDir(undefined, { XDG_STATE_HOME: '/state' }, join(root, 'missing'))).toBe(perUserLogDir({ XDG_STATE_HOME: '/state' }));
+  });
+});
+
+describe('perUserLogDir', () => {
+  test('per platform', () => {
+    expect(perUserLogDir({ XDG_STATE_HOME: '/s' }, 'linux')).toBe('/s/mcptap/logs');
+    expect(perUserLogDir({}, 'linux')).toBe(join(homedir(), '.local', 'state', 'mcptap', 'logs'));
+    expect(perUserLogDir({}, 'darwin')).toBe(join(homedir(), 'Library', 'Logs', 'mcptap'));
+    expect(perUserLogDir({ LOCALAPPDATA: 'C:\\Users\\me\\AppData\\Local' }, 'win32')).toBe(join('C:\\Users\\me\\AppData\\Local', 'mcptap', 'logs'));
+  });
+});
+
+describe('names', () => {
+  const date = new Date(Date.UTC(2026, 10, 29, 13, 38, 27, 512));
+  test('logFileName is <label>-<UTC timestamp>-<pid>.ndjson', () => {
+    expect(logFileName('weather', date, 4242)).toBe('weather-20261129T133827Z-4242.ndjson');
+    expect(logFileName('my server/v2', date, 1)).toBe('my_server_v2-20261129T133827Z-1.ndjson');
+    expect(logFileName('', date, 1)).toBe('mcptap-20261129T133827Z-1.ndjson');
+    expect(logFileName('x'.repeat(100), date, 1)).toBe(`${'x'.repeat(60)}-20261129T133827Z-1.ndjson`);
+  });
+  test('labelFromCommand prefers the script or package for runtimes', () => {
+    expect(labelFromCommand('python', ['weather.py'])).toBe('weather');
+    expect(labelFromCommand('/usr/bin/python3', ['-u', '/srv/weather.py'])).toBe('weather');
+    expect(labelFromCommand('node', ['dist/index.js', 'stdio'])).toBe('index');
+    expect(labelFromCommand('npx', ['-y', '@modelcontextprotocol/server-everything'])).toBe('server-everything');
+    expect(labelFromCommand('uv', ['run', 'server.py'])).toBe('server');
+    expect(labelFromCommand('/opt/srv.exe', [])).toBe('srv');
+    expect(labelFromCommand('/opt/bin/mcp-weather', ['--port', '1'])).toBe('mcp-weather');
+    expect(labelFromCommand('node', [])).toBe('node');
+  });
+  test('session ids are unique and carry label and time', () => {
+    const a = newSessionId('weather', date);
+    const b = newSessionId('weather', date);
+    expect(a).toMatch(/^weather-20261129T133827Z-[0-9a-f]{6}$/);
+    expect(a).not.toBe(b);
+  });
+});

@@ -1,0 +1,87 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { listLogFiles, parseRecordLine, readAllRecords, readLogs, type LogProblem } from '../../src/log/reader.js';
+import { McptapError } from '../../src/types.js';
+
+const root = mkdtempSync(join(tmpdir(), 'mcptap-reader-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const rec = (session: string, seq: number, time: number, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ level: 30, v: 1, time, seq, session, channel: 'stdio', label: session, kind: 'lifecycle', event: 'warning', msg: `${session}#${seq}`, ...extra });
+
+function file(name: string, lines: string[]): string {
+  const path = join(root, name);
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, lines.join('\n') + '\n');
+  return path;
+}
+
+describe('reader', () => {
+  test('merges files by time; ties broken by file order, then seq', async () => {
+    const a = file('m/a.ndjson', [rec('a', 0, 10), rec('a', 1, 20), rec('a', 2, 20), rec('a', 3, 40)]);
+    const b = file('m/b.ndjson', [rec('b', 0, 5), rec('b', 1, 20), rec('b', 2, 30)]);
+    const msgs = (await readAllRecords([b, a])).map((r) => r.msg);
+    // b is listed first, so b's record at time 20 comes before a's.
+    expect(msgs).toEqual(['b#0', 'a#0', 'b#1', 'a#1', 'a#2', 'b#2', 'a#3']);
+    expect((await readAllRecords([a, b])).map((r) => r.msg)).toEqual(['b#0', 'a#0', 'a#1', 'a#2', 'b#1', 'b#2', 'a#3']);
+  });
+
+  test('within one file, records of the same time keep seq order', async () => {
+    const f = file('same.ndjson', [rec('s', 0, 7), rec('s', 1, 7), rec('s', 2, 7)]);
+    expect((await readAllRecords([f])).map((r) => r.seq)).toEqual([0, 1, 2]);
+  });
+
+  test('a folder means its *.ndjson files, sorted by name', async () => {
+    file('dir/2.ndjson', [rec('two', 0, 1)]);
+    file('dir/1.ndjson', [rec('one', 0, 1)]);
+    file('dir/notes.txt', ['not a log']);
+    const files = await listLogFiles([join(root, 'dir')]);
+    expect(files.map((f) => f.slice(root.length))).toEqual(['/dir/1.ndjson', '/dir/2.ndjson']);
+    expect((await readAllRecords([join(root, 'dir')])).map((r) => r.msg)).toEqual(['one#0', 'two#0']);
+  });
+
+  test('a missing path is a plain sentence', async () => {
+    const error = await listLogFiles([join(root, 'nope')]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(McptapError);
+    expect((error as McptapError).code).toBe('LOG_NOT_FOUND');
+    expect((error as McptapError).message).toMatch(/^There is no log at .*nope\. Give a log file or a folder of logs/);
+  });
+
+  test('lines that are not records are reported with file and line, never thrown; empty lines ignored', async () => {
+    const f = file('bad.ndjson', [rec('x', 0, 1), '', 'garbage', '[1]', '{"v":1,"kind":"request"}', rec('x', 1, 2), '{"v":1,"time":3,"seq":2,"ki']);
+    const problems: LogProblem[] = [];
+    const records = await readAllRecords([f], { onProblem: (p) => problems.push(p) });
+    expect(records.map((r) => r.seq)).toEqual([0, 1]);
+    expect(problems.map((p) => [p.line, p.message])).toEqual([
+      [3, 'not JSON (a torn write, or not an mcptap log)'],
+      [4, 'not a JSON object'],
+      [5, 'not an mcptap record (no v, kind or time)'],
+      [7, 'not JSON (a torn write, or not an mcptap log)'],
+    ]);
+    expect(problems.every((p) => p.file === f)).toBe(true);
+  });
+
+  test('CRLF logs read the same', async () => {
+    const path = join(root, 'crlf.ndjson');
+    writeFileSync(path, `${rec('c', 0, 1)}\r\n${rec('c', 1, 2)}\r\n`);
+    expect((await readAllRecords([path])).map((r) => r.seq)).toEqual([0, 1]);
+  });
+
+  test('records of a newer version pass through as they are', () => {
+    const parsed = parseRecordLine(rec('n', 0, 1, { v: 99, futureField: { x: 1 } }));
+    expect(parsed).toEqual({ record: expect.objectContaining({ v: 99, futureField: { x: 1 } }) });
+    expect(parseRecordLine('   ')).toBeUndefined();
+  });
+
+  test('readLogs streams with file and line', async () => {
+    const f = file('stream.ndjson', [rec('s', 0, 1), rec('s', 1, 2)]);
+    const seen: [number, string][] = [];
+    for await (const { line, file: from } of readLogs([f])) seen.push([line, from]);
+    expect(seen).toEqual([
+      [1, f],
+      [2, f],
+    ]);
+  });
+});

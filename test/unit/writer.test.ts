@@ -1,0 +1,97 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { LogWriter } from '../../src/log/writer.js';
+import { LOG_FORMAT_VERSION } from '../../src/log/schema.js';
+
+const root = mkdtempSync(join(tmpdir(), 'mcptap-writer-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const base = { session: 's1', channel: 'stdio' as const, label: 'weather' };
+const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('LogWriter', () => {
+  test('stamps v, seq, session, channel, label and level; one JSON object per line', async () => {
+    const file = join(root, 'a', 'b', 'one.ndjson');
+    const warnings: string[] = [];
+    const w = new LogWriter({ file, ...base, warn: (m) => warnings.push(m) });
+    expect(w.healthy).toBe(true);
+    expect(w.write({ time: 1, kind: 'lifecycle', event: 'start', msg: 'start' })).toBe(0);
+    expect(w.write({ time: 2, kind: 'stderr', dir: 's2c', text: 'line\nwith newline', bytes: 17, msg: 'x', level: 40 })).toBe(1);
+    expect(w.write({ time: 3, kind: 'lifecycle', event: 'warning', msg: 'other', channel: 'mcp-http', session: 's2' })).toBe(2);
+    await w.close();
+    const records = lines(file);
+    expect(readFileSync(file, 'utf8').split('\n')).toHaveLength(4); // three lines and the final newline
+    expect(records[0]).toEqual({ level: 30, v: LOG_FORMAT_VERSION, time: 1, seq: 0, session: 's1', channel: 'stdio', label: 'weather', kind: 'lifecycle', event: 'start', msg: 'start' });
+    expect(records[1]).toMatchObject({ level: 40, seq: 1, text: 'line\nwith newline' });
+    expect(records[2]).toMatchObject({ seq: 2, channel: 'mcp-http', session: 's2' });
+    expect(warnings).toEqual([]);
+  });
+
+  test('folder 0700 when created, file 0600 even when it existed with a wider mode', async () => {
+    const dir = join(root, 'private');
+    const file = join(dir, 'p.ndjson');
+    const w = new LogWriter({ file, ...base });
+    w.write({ time: 1, kind: 'lifecycle', event: 'start', msg: 's' });
+    await w.close();
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const wide = join(root, 'wide.ndjson');
+    writeFileSync(wide, '', { mode: 0o644 });
+    const w2 = new LogWriter({ file: wide, ...base });
+    await w2.close();
+    expect(statSync(wide).mode & 0o777).toBe(0o600);
+  });
+
+  test('appends to an existing log rather than truncating it', async () => {
+    const file = join(root, 'append.ndjson');
+    for (const msg of ['first', 'second']) {
+      const w = new LogWriter({ file, ...base });
+      w.write({ time: 1, kind: 'lifecycle', event: 'start', msg });
+      await w.close();
+    }
+    expect(lines(file).map((r) => r.msg)).toEqual(['first', 'second']);
+  });
+
+  test('close() waits for the write in flight and writes everything queued, in order', async () => {
+    const file = join(root, 'order.ndjson');
+    const w = new LogWriter({ file, ...base });
+    for (let i = 0; i < 1000; i++) w.write({ time: i, kind: 'lifecycle', event: 'warning', msg: `m${i}` });
+    await w.close();
+    const records = lines(file);
+    expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    // Writing after close neither throws nor reaches the file.
+    expect(() => w.write({ time: 0, kind: 'lifecycle', event: 'warning', msg: 'late' })).not.toThrow();
+    expect(lines(file)).toHaveLength(1000);
+  });
+
+  test('an unwritable folder (a path under a regular file) warns once and never throws', async () => {
+    const blocker = join(root, 'regular-file');
+    writeFileSync(blocker, 'x');
+    const warnings: string[] = [];
+    const w = new LogWriter({ file: join(blocker, 'sub', 'log.ndjson'), ...base, warn: (m) => warnings.push(m) });
+    expect(w.healthy).toBe(false);
+    expect(w.write({ time: 1, kind: 'lifecycle', event: 'start', msg: 's' })).toBe(0);
+    expect(w.write({ time: 2, kind: 'lifecycle', event: 'exit', msg: 'e' })).toBe(1);
+    w.flushSync();
+    await w.close();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^cannot write the log .*regular-file\/sub\/log\.ndjson \((ENOTDIR|EEXIST)[^)]*\); the traffic goes on without a log\. Choose another folder with --log-dir or MCPTAP_LOG_DIR\.$/);
+  });
+
+  test.skipIf(!existsSync('/dev/full'))('a full disk (/dev/full) warns once and never throws', async () => {
+    const warnings: string[] = [];
+    const w = new LogWriter({ file: '/dev/full', ...base, warn: (m) => warnings.push(m) });
+    const big = 'z'.repeat(64 * 1024);
+    for (let i = 0; i < 50; i++) w.write({ time: i, kind: 'stderr', dir: 's2c', text: big, bytes: big.length, msg: 'x' });
+    w.flushSync();
+    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 5; i++) w.write({ time: i, kind: 'lifecycle', event: 'warning', msg: 'after' });
+    w.flushSync();
+    await w.close();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/ENOSPC/);
+    expect(w.healthy).toBe(false);
+  });
+});
