@@ -1,0 +1,158 @@
+// HTTP benchmarks, side by side in one run: the NDJSON upstream reached directly, through a bare http-proxy (the
+// floor for any http-proxy based tap), through `mcptap http` with full logging and chunk records, and through
+// mitmdump in reverse mode recording flows when it is installed (Debian package mitmproxy).
+// Run: node bench/http.mjs [--quick]
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import net from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const MCPTAP = join(here, '..', 'bin', 'mcptap.js');
+
+/** Start a child that prints its port on its first stdout line; resolves with {child, port}. */
+function startPrintingPort(command, args) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.once('data', (d) => resolve({ child, port: Number(String(d).trim().split('\n')[0]) }));
+  });
+}
+
+async function freePort() {
+  const server = net.createServer();
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address();
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+async function waitForPort(port, timeoutMs = 15000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > until) throw new Error(`nothing listens on ${port}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const CHAT_BODY = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'go' }], stream: true });
+
+/** One chat POST; resolves with time to first body byte, the largest gap between chunks, and the total time (ms). */
+export function fetchTimed(url) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    let first;
+    let lastAt;
+    let maxGap = 0;
+    let bytes = 0;
+    let chunks = 0;
+    const req = http
+      .request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+        res.on('data', (d) => {
+          const now = performance.now();
+          if (first === undefined) first = now - t0;
+          else maxGap = Math.max(maxGap, now - lastAt);
+          lastAt = now;
+          bytes += d.length;
+          chunks++;
+        });
+        res.on('end', () => resolve({ ttfbMs: first, maxGapMs: maxGap, totalMs: performance.now() - t0, bytes, chunks }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+    req.end(CHAT_BODY);
+  });
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function peakRssPoller(pid) {
+  let peakKb = 0;
+  const timer = setInterval(() => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peakKb = Math.max(peakKb, Number(m[1]));
+    } catch {
+      // gone
+    }
+  }, 50);
+  return () => (clearInterval(timer), peakKb / 1024);
+}
+
+export async function runHttpBenchmarks({ quick = false } = {}) {
+  const logDir = mkdtempSync(join(tmpdir(), 'mcptap-bench-http-'));
+  const children = [];
+  try {
+    const upstream = await startPrintingPort(process.execPath, [join(here, 'ndjson-upstream.mjs')]);
+    children.push(upstream.child);
+    const target = `http://127.0.0.1:${upstream.port}`;
+    const subjects = [{ name: 'direct', port: upstream.port }];
+
+    const bare = await startPrintingPort(process.execPath, [join(here, 'bare-http-proxy.mjs'), target]);
+    children.push(bare.child);
+    subjects.push({ name: 'bare http-proxy', port: bare.port, pid: bare.child.pid });
+
+    const mcptapPort = await freePort();
+    const mcptap = spawn(process.execPath, [MCPTAP, 'http', '--target', target, '--listen', String(mcptapPort), '--log-dir', logDir], { stdio: 'ignore' });
+    children.push(mcptap);
+    await waitForPort(mcptapPort);
+    subjects.push({ name: 'mcptap http (full logging, chunk records)', port: mcptapPort, pid: mcptap.pid });
+
+    const mitmdump = ['/usr/bin/mitmdump', '/usr/local/bin/mitmdump'].find((p) => existsSync(p));
+    if (mitmdump) {
+      const port = await freePort();
+      const flows = join(logDir, 'mitm.flows');
+      const mitm = spawn(mitmdump, ['-q', '--mode', `reverse:${target}`, '--listen-host', '127.0.0.1', '--listen-port', String(port), '-w', flows], { stdio: 'ignore' });
+      children.push(mitm);
+      await waitForPort(port, 30000);
+      subjects.push({ name: 'mitmdump reverse, recording', port, pid: mitm.pid });
+    }
+
+    const runs = quick ? 3 : 7;
+    const streamN = 2000;
+    const rows = [];
+    for (const subject of subjects) {
+      const base = `http://127.0.0.1:${subject.port}`;
+      await fetchTimed(`${base}/api/chat?mode=stream&n=100`); // warm-up
+      const stream = [];
+      const paced = [];
+      for (let i = 0; i < runs; i++) stream.push(await fetchTimed(`${base}/api/chat?mode=stream&n=${streamN}`));
+      for (let i = 0; i < runs; i++) paced.push(await fetchTimed(`${base}/api/chat?mode=paced&n=50&ms=5`));
+      rows.push({
+        subject: subject.name,
+        streamMs: median(stream.map((r) => r.totalMs)),
+        pacedTtfbMs: median(paced.map((r) => r.ttfbMs)),
+        pacedMaxGapMs: median(paced.map((r) => r.maxGapMs)),
+        pacedChunksSeen: median(paced.map((r) => r.chunks)),
+      });
+    }
+    // Memory: one long stream (1 GiB, or 128 MiB with --quick) through each relay, its peak RSS and rate.
+    const mb = quick ? 128 : 1024;
+    for (const row of rows) {
+      const subject = subjects.find((s) => s.name === row.subject);
+      if (!subject.pid || subject.name.startsWith('mitmdump')) continue;
+      const stop = peakRssPoller(subject.pid);
+      const big = await fetchTimed(`http://127.0.0.1:${subject.port}/api/chat?mode=big&mb=${mb}`);
+      row.bigStreamMBps = big.bytes / 1e6 / (big.totalMs / 1000);
+      row.bigStreamPeakRssMb = stop();
+    }
+    return { rows, bigStreamMb: mb };
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { rows } = await runHttpBenchmarks({ quick: process.argv.includes('--quick') });
+  console.table(rows);
+}

@@ -1,0 +1,37 @@
+// An upstream for the HTTP benchmarks, run as its own process: streams NDJSON shaped like Ollama's chat chunks,
+// at Ollama's path so a tap sees an Ollama chat turn (request body is read and ignored).
+//   POST /api/chat?mode=stream&n=2000     n chunks written back to back (throughput)
+//   POST /api/chat?mode=paced&n=50&ms=5   n chunks, one every ms milliseconds (time to first byte, gaps)
+//   POST /api/chat?mode=big&mb=1024       about mb megabytes of chunks, written with backpressure (memory)
+// Prints its port on stdout once listening.
+import http from 'node:http';
+
+const chunk = (i) => `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: `token ${i} ` }, done: false })}\n`;
+const last = `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', eval_count: 1, eval_duration: 1000 })}\n`;
+
+const server = http.createServer(async (req, res) => {
+  const url = new URL(req.url, 'http://x');
+  const mode = url.searchParams.get('mode');
+  const n = Number(url.searchParams.get('n') ?? 50);
+  for await (const _ of req); // the request body is not needed
+  res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+  if (mode === 'stream') {
+    for (let i = 0; i < n; i++) if (!res.write(chunk(i))) await new Promise((r) => res.once('drain', r));
+    res.end(last);
+  } else if (mode === 'paced') {
+    const ms = Number(url.searchParams.get('ms') ?? 5);
+    for (let i = 0; i < n; i++) {
+      res.write(chunk(i));
+      await new Promise((r) => setTimeout(r, ms));
+    }
+    res.end(last);
+  } else if (mode === 'big') {
+    const total = Number(url.searchParams.get('mb') ?? 1024) * 1024 * 1024;
+    const block = Array.from({ length: 512 }, (_, i) => chunk(i)).join('');
+    for (let sent = 0; sent < total; sent += block.length) if (!res.write(block)) await new Promise((r) => res.once('drain', r));
+    res.end(last);
+  } else {
+    res.end(last);
+  }
+});
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));

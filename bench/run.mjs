@@ -1,0 +1,92 @@
+// npm run bench: every benchmark in one go, side by side, printed as markdown tables.
+// `npm run bench -- --write` also replaces docs/benchmarks.md with this run's tables; `--quick` for a smoke run.
+import { cpus, totalmem } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runStdioBenchmarks } from './stdio.mjs';
+import { runHttpBenchmarks } from './http.mjs';
+
+const quick = process.argv.includes('--quick');
+const write = process.argv.includes('--write');
+const here = dirname(fileURLToPath(import.meta.url));
+
+const fmt = (n, digits = 1) => (n === undefined || Number.isNaN(n) ? '–' : Number(n).toFixed(digits));
+const ratio = (a, b) => (a === undefined || b === undefined ? '–' : `${(a / b).toFixed(2)}×`);
+
+function table(header, rows) {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+const started = new Date();
+process.stderr.write('stdio benchmarks…\n');
+const stdio = await runStdioBenchmarks({ quick });
+process.stderr.write('http benchmarks…\n');
+const httpResult = await runHttpBenchmarks({ quick });
+
+const bare = stdio.find((r) => r.subject === 'bare relay');
+const direct = stdio.find((r) => r.subject === 'direct');
+const stdioTable = table(
+  ['stdio', 'round trips msgs/s', 'vs bare relay', 'p50 µs', 'p99 µs', '64 KiB frames MB/s', 'vs bare relay', 'start-up ms', 'added vs direct', `peak RSS, one ${quick ? 20 : 100} MB frame`],
+  stdio.map((r) => [
+    r.subject,
+    fmt(r.msgsPerSecond, 0),
+    ratio(r.msgsPerSecond, bare.msgsPerSecond),
+    fmt(r.p50us, 0),
+    fmt(r.p99us, 0),
+    fmt(r.mbPerSecond),
+    ratio(r.mbPerSecond, bare.mbPerSecond),
+    fmt(r.medianMs),
+    r.subject === 'direct' ? '–' : `+${fmt(r.medianMs - direct.medianMs)}`,
+    `${fmt(r.peakRssMb)} MB`,
+  ]),
+);
+
+const rows = httpResult.rows;
+const bareProxy = rows.find((r) => r.subject === 'bare http-proxy');
+const directHttp = rows.find((r) => r.subject === 'direct');
+const httpTable = table(
+  ['http', '2000-chunk stream ms', 'vs bare http-proxy', 'paced: first byte ms', 'vs direct', 'paced: largest gap ms', 'chunks seen (of 51)', `${httpResult.bigStreamMb} MiB stream MB/s`, 'peak RSS'],
+  rows.map((r) => [
+    r.subject,
+    fmt(r.streamMs),
+    ratio(r.streamMs, bareProxy.streamMs),
+    fmt(r.pacedTtfbMs, 2),
+    r.subject === 'direct' ? '–' : `+${fmt(r.pacedTtfbMs - directHttp.pacedTtfbMs, 2)}`,
+    fmt(r.pacedMaxGapMs, 2),
+    String(r.pacedChunksSeen),
+    r.bigStreamMBps === undefined ? '–' : fmt(r.bigStreamMBps, 0),
+    r.bigStreamPeakRssMb === undefined ? '–' : `${fmt(r.bigStreamPeakRssMb)} MB`,
+  ]),
+);
+
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}`;
+const report = `Run ${started.toISOString()} on ${machine}${quick ? ' (--quick: smaller sizes)' : ''}.\n\n${stdioTable}\n\n${httpTable}\n`;
+process.stdout.write(`${report}\n`);
+
+if (write) {
+  const doc = `# Benchmarks
+
+\`npm run bench\` runs every figure below in one go, side by side, on the same machine and in the same run
+(\`npm run bench -- --write\` replaces this file). These are benchmarks, not tests: CI does not gate on them.
+
+What is compared:
+- **stdio**: a minimal line-echo server (bench/echo-server.mjs) spawned directly; behind a bare Node pipe relay
+  that parses nothing (bench/bare-relay.mjs, the floor for any Node wrapper); behind \`mcptap --\` with full
+  logging. Round trips are sequential request → response; throughput pipelines 64 KiB frames echoed back;
+  start-up is spawn → answer to the first request; memory is the relay's peak RSS while one huge line passes
+  through \`cat\`.
+- **http**: an NDJSON upstream shaped like Ollama's /api/chat (bench/ndjson-upstream.mjs) reached directly;
+  through a bare http-proxy (bench/bare-http-proxy.mjs); through \`mcptap http\` with full logging and a record
+  per chunk; and through mitmdump in reverse mode recording flows, where installed.
+
+Targets (issue 6), all with full logging on: stdio ≥ 0.8× the bare relay's msgs/s and MB/s; HTTP stream
+≤ 1.25× bare http-proxy's time; paced first byte ≤ direct + 3 ms; RSS ≤ 150 MB in both memory cases; start-up
+≤ 100 ms extra.
+
+## Latest run
+
+${report}`;
+  writeFileSync(join(here, '..', 'docs', 'benchmarks.md'), doc);
+  process.stderr.write('wrote docs/benchmarks.md\n');
+}
