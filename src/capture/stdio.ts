@@ -19,7 +19,9 @@ import { LineFramer } from '../framing/lines.js';
 import { McpSession } from '../session/mcp-session.js';
 import { LogWriter } from '../log/writer.js';
 import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../log/location.js';
-import { LEVEL } from '../log/schema.js';
+import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
+import type { RedactRules } from '../log/redact.js';
+import { startWatchdog } from './watchdog.js';
 import { MCPTAP_VERSION } from '../version.js';
 
 /** Default cap on how much of one frame the log keeps (the traffic itself is never cut). */
@@ -47,6 +49,18 @@ export interface StdioTapOptions {
   /** Where the child's stderr and mcptap's own notices go; defaults to this process's stderr. */
   errorOutput?: Writable;
   killGraceMs?: number;
+  /** Extra redaction rules for the log, or `false` to log secrets as they are (--no-redact). On by default. */
+  redact?: RedactRules | false;
+  /** Start a new part of the log past this many bytes (--max-log-mb), keeping at most maxLogFiles parts. */
+  maxLogBytes?: number;
+  maxLogFiles?: number;
+  /**
+   * Also hand every record to this sink, after the log file (for programs that watch live). It receives the
+   * records as observed, before redaction. If it throws, mcptap says so once on stderr and the traffic goes on.
+   */
+  sink?: RecordSink;
+  /** Start the watchdog that ends the server if mcptap is killed (POSIX; default true). See watchdog.ts. */
+  watchdog?: boolean;
 }
 
 /** How the wrapped process ended. */
@@ -66,6 +80,8 @@ export interface StdioTap {
   readonly exited: Promise<StdioTapExit>;
   /** Send a signal to the child (and its process group); escalates to SIGKILL after the grace period. */
   signal(signal: NodeJS.Signals): void;
+  /** Process id of the watchdog that ends the server should mcptap be killed, when one runs. */
+  readonly watchdogPid?: number | undefined;
 }
 
 /** Start the wrapped server and the tap around it. */
@@ -85,9 +101,31 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     errorOutput.write(`mcptap: ${message}\n`);
   };
 
-  const writer = new LogWriter({ file: logFile, session, channel: 'stdio', label, warn: notice });
+  const writer = new LogWriter({
+    file: logFile,
+    session,
+    channel: 'stdio',
+    label,
+    warn: notice,
+    ...(options.redact !== undefined ? { redact: options.redact } : {}),
+    ...(options.maxLogBytes !== undefined ? { maxFileBytes: options.maxLogBytes, maxFiles: options.maxLogFiles ?? 0 } : {}),
+  });
   if (writer.healthy) notice(`logging ${options.command} to ${logFile}`);
-  const mcp = new McpSession({ sink: writer, stdio: true });
+  const extraSink = options.sink;
+  const sink: RecordSink = extraSink
+    ? {
+        write(draft: RecordDraft): number {
+          const seq = writer.write(draft);
+          extraSink.write(draft);
+          return seq;
+        },
+      }
+    : writer;
+  const mcp = new McpSession({ sink, stdio: true });
+  /** An exception in the logging path is reported once and the traffic keeps flowing (see safely). */
+  let loggingFailed = false;
+  /** Every record the tap writes itself goes through here, so a failing sink cannot break the relay. */
+  const record = (draft: RecordDraft): void => safely(() => sink.write(draft));
 
   // Own process group on POSIX so signals reach grandchildren (npx → node, uv → python) too.
   const groupKill = process.platform !== 'win32';
@@ -98,7 +136,10 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     detached: groupKill,
   });
 
-  writer.write({
+  // If mcptap is SIGKILLed, the server's stdin closes; the watchdog covers servers that ignore that.
+  const watchdog = groupKill && options.watchdog !== false && child.pid !== undefined ? startWatchdog(child.pid, grace) : undefined;
+
+  record({
     time: started.getTime(),
     kind: 'lifecycle',
     event: 'start',
@@ -148,7 +189,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   input.on('end', () => {
     const tail = c2s.end(Date.now(), performance.now());
     if (tail) safely(() => mcp.observe(tail));
-    writer.write({ time: Date.now(), kind: 'lifecycle', event: 'stdin-end', msg: 'The client closed its side (stdin ended); the server\u2019s stdin is closed in turn.' });
+    record({ time: Date.now(), kind: 'lifecycle', event: 'stdin-end', msg: 'The client closed its side (stdin ended); the server\u2019s stdin is closed in turn.' });
     escalate('stdin-end');
   });
 
@@ -156,17 +197,14 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     const text = bytes.toString('utf8');
     stderrTail.push(text);
     if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-    safely(() =>
-      writer.write({ time, kind: 'stderr', dir: 's2c', text, bytes: size, ...(truncated ? { truncated: true } : {}), msg: `Server stderr: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}` }),
-    );
+    record({ time, kind: 'stderr', dir: 's2c', text, bytes: size, ...(truncated ? { truncated: true } : {}), msg: `Server stderr: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}` });
   }
 
   function lifecycleWarning(message: string): void {
-    writer.write({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: message });
+    record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: message });
   }
 
   /** An exception in the logging path is reported once and the traffic keeps flowing. */
-  let loggingFailed = false;
   function safely(work: () => void): void {
     try {
       work();
@@ -215,7 +253,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
             ? 'permission denied. Make the file executable or run it through its interpreter.'
             : error.message;
       notice(`cannot start ${options.command}: ${hint}`);
-      writer.write({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not start ${options.command}: ${error.code ?? error.message}.` });
+      record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not start ${options.command}: ${error.code ?? error.message}.` });
       // 'close' may not follow a spawn failure on every platform: finish here too.
       finish(null, null);
     });
@@ -233,7 +271,8 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
       safely(() => mcp.end(now, mono));
       const exitCode = spawnError ? (spawnError.code === 'ENOENT' ? 127 : 126) : exitCodeOf(code, signal);
       const durationMs = Math.round(mono - startMono);
-      writer.write({
+      watchdog?.release();
+      record({
         time: now,
         kind: 'lifecycle',
         event: 'exit',
@@ -269,6 +308,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     child,
     exited,
     signal: (signal) => escalate(signal),
+    watchdogPid: watchdog?.pid,
   };
 }
 

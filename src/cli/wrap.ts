@@ -10,6 +10,7 @@ import type { Argv } from 'yargs';
 import { startStdioTap, DEFAULT_MAX_BODY } from '../capture/stdio.js';
 import { McptapError } from '../types.js';
 import { fail, type CliContext, type RegisterCommand } from './shared.js';
+import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING, type LogSafetyFlags } from './log-options.js';
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -18,6 +19,8 @@ export interface WrapFlags {
   logDir?: string;
   name?: string;
   maxBody?: number;
+  /** Redaction and size-cap flags (only through yargs; see log-options.ts). */
+  safety?: LogSafetyFlags;
 }
 
 /**
@@ -54,7 +57,9 @@ export function runWrap(flags: WrapFlags, wrapped: readonly string[]): void {
     ...(flags.logDir !== undefined ? { logDir: flags.logDir } : {}),
     ...(flags.name !== undefined ? { label: flags.name } : {}),
     maxBody: flags.maxBody ?? DEFAULT_MAX_BODY,
+    ...flags.safety,
   });
+  if (flags.safety?.redact === false) process.stderr.write(`mcptap: ${NO_REDACT_WARNING}\n`);
   for (const signal of FORWARDED_SIGNALS) process.on(signal, () => tap.signal(signal));
   void tap.exited.then(({ exitCode }) => {
     // Let what the child wrote reach the client before leaving; stdin may still be open, so exit explicitly.
@@ -63,7 +68,7 @@ export function runWrap(flags: WrapFlags, wrapped: readonly string[]): void {
 }
 
 function wrapOptions(y: Argv): Argv {
-  return y
+  return logSafetyOptions(y)
     .option('log-dir', { type: 'string', describe: 'Folder for the log (default: $MCPTAP_LOG_DIR, else ./logs, else a per-user folder)' })
     .option('name', { type: 'string', describe: 'Label for the log file and records (default: the command or script name)' })
     .option('max-body', { type: 'number', default: DEFAULT_MAX_BODY, describe: 'Keep at most this many bytes of one frame in the log (traffic is never cut)' })
@@ -78,6 +83,11 @@ function runFromYargs(argv: Record<string, unknown>, context: CliContext): void 
     fail(new McptapError('BAD_FLAG', `--max-body must be a whole number of bytes (0 or more), not ${String(argv['max-body'])}.`), 2);
   }
   const flags: WrapFlags = { maxBody };
+  try {
+    flags.safety = logSafetyFromArgv(argv);
+  } catch (error) {
+    fail(error, 2);
+  }
   if (typeof argv['log-dir'] === 'string') flags.logDir = argv['log-dir'];
   if (typeof argv.name === 'string') flags.name = argv.name;
   runWrap(flags, context.wrapped);

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+/**
+ * What redaction costs per record: `node bench/redact.mjs` (after `npx tsc -p .`).
+ *
+ * LogWriter serializes each draft once and hands the JSON to Redactor.redactJson. For a clean record that is one
+ * regex test over the line; only a hit parses and walks the record. This measures both paths against the cost
+ * of the JSON.stringify the writer does anyway, for the record shapes that dominate real logs.
+ */
+import { Redactor } from '../dist/log/redact.js';
+
+const redactor = new Redactor();
+const key = ['sk', 'proj', 'Abcdefghij0123456789KLMNOPqrstuv'].join('-');
+
+const frame = (raw, extra = {}) => ({ time: Date.now(), kind: 'request', dir: 'c2s', id: 7, method: 'tools/call', tool: 'get_weather', bytes: raw.length, raw, msg: 'Client calls tool get_weather.', ...extra });
+const toolCall = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_weather', arguments: { city: 'Paris', days: 3 }, _meta: { progressToken: 7 } } });
+const result2k = JSON.stringify({ jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'Sunny and mild. '.repeat(120) }] } });
+const result100k = JSON.stringify({ jsonrpc: '2.0', id: 8, result: { content: [{ type: 'text', text: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(1800) }] } });
+const secretCall = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'login', arguments: { user: 'ann', password: 'hunter2', note: `key ${key}` } } });
+const chunk = (i) => ({ time: Date.now(), kind: 'llm-chunk', dir: 's2c', exchange: 'e1', sinceMs: i, raw: JSON.stringify({ model: 'qwen3', message: { role: 'assistant', content: ' word' }, done: false }), delta: ' word', msg: 'chunk' });
+
+const cases = [
+  ['tools/call request, clean (~200 B)', () => frame(toolCall)],
+  ['tools/call result, clean (~2 KB)', () => frame(result2k, { kind: 'response' })],
+  ['tools/call result, clean (~100 KB)', () => frame(result100k, { kind: 'response' })],
+  ['tools/call with password + sk- key', () => frame(secretCall)],
+  ['llm-chunk (Ollama NDJSON line)', (i) => chunk(i)],
+];
+
+function time(label, make, iterations) {
+  const drafts = Array.from({ length: 256 }, (_, i) => make(i));
+  const jsons = drafts.map((d) => JSON.stringify(d));
+  // Warm up, then measure stringify alone and stringify + redactJson.
+  for (let i = 0; i < 2000; i++) redactor.redactJson(drafts[i & 255], jsons[i & 255]);
+  let t = process.hrtime.bigint();
+  let sink = 0;
+  for (let i = 0; i < iterations; i++) sink += JSON.stringify(drafts[i & 255]).length;
+  const stringifyNs = Number(process.hrtime.bigint() - t) / iterations;
+  t = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) {
+    const d = drafts[i & 255];
+    sink += redactor.redactJson(d, JSON.stringify(d)).length;
+  }
+  const totalNs = Number(process.hrtime.bigint() - t) / iterations;
+  const changed = redactor.redactJson(drafts[0], jsons[0]) !== jsons[0];
+  console.log(`${label.padEnd(40)} stringify ${fmt(stringifyNs)}  + redaction ${fmt(totalNs - stringifyNs)}  ${changed ? '(redacted)' : '(clean)'}${sink < 0 ? '' : ''}`);
+}
+
+const fmt = (ns) => (ns >= 1000 ? `${(ns / 1000).toFixed(2)} µs` : `${ns.toFixed(0)} ns`).padStart(10);
+
+console.log(`Node ${process.version}, per record (mean over many iterations)\n`);
+for (const [label, make] of cases) time(label, make, label.includes('100 KB') ? 2000 : 50_000);
