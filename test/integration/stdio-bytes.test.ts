@@ -1,0 +1,130 @@
+/**
+ * Bytes through mcptap come out identical (same sha256) in both directions, whatever they are: text that is not
+ * JSON, CRLF line endings, invalid UTF-8, a 20 MB line, a last line without a newline. And the log records
+ * each as the schema says.
+ *
+ * Spawns bin/mcptap.js, which runs the built CLI: build first (`npx tsc -p .`, or `npm test`).
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { readAllRecords } from '../../src/log/reader.js';
+import type { LogRecord } from '../../src/log/schema.js';
+
+type Rec = LogRecord & Record<string, unknown>;
+const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+const root = mkdtempSync(join(tmpdir(), 'mcptap-bytes-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** Run mcptap with these words, feed it `input`, collect what comes out. */
+function mcptap(words: string[], input: Buffer): Promise<{ stdout: Buffer; stderr: string; code: number | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/mcptap.js', ...words], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ stdout: Buffer.concat(out), stderr, code }));
+    child.stdin.on('error', () => {});
+    child.stdin.end(input);
+  });
+}
+
+// The payload: every awkward kind of line, in one stream.
+const banner = Buffer.from('Weather server v1.2 ready (not JSON-RPC)\n');
+const crlfLine = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+const crlf = Buffer.from(`${crlfLine}\r\n`);
+const badUtf8 = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d]); // {"a":"<bad>"}
+const bigLine = Buffer.from(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"m":"${'x'.repeat(20 * 1024 * 1024)}"}}}`);
+const lastLine = Buffer.from('{"jsonrpc":"2.0","method":"notifications/cancelled"');
+const payload = Buffer.concat([banner, crlf, badUtf8, Buffer.from('\n'), bigLine, Buffer.from('\n'), lastLine]);
+
+/** The checks every direction's records must pass. */
+function checkRecords(records: Rec[], dir: 'c2s' | 's2c') {
+  const frames = records.filter((r) => r.dir === dir && 'raw' in r);
+  expect(frames.map((r) => r.kind)).toEqual(['invalid', 'request', 'invalid', 'request', 'invalid']);
+  const [text, ping, binary, big, partial] = frames;
+  expect(text).toMatchObject({ reason: 'plain text, not JSON', raw: banner.toString().trimEnd(), bytes: banner.length - 1, level: 40 });
+  expect(ping).toMatchObject({ method: 'ping', id: 1, crlf: true, raw: crlfLine, bytes: crlfLine.length });
+  expect(binary).toMatchObject({ rawEncoding: 'base64', raw: badUtf8.toString('base64'), bytes: badUtf8.length });
+  expect(big).toMatchObject({ method: 'tools/call', tool: 'echo', id: 2, truncated: true, bytes: bigLine.length, sha256: sha(bigLine) });
+  expect(Buffer.byteLength(big!.raw as string)).toBe(1024 * 1024);
+  expect(bigLine.subarray(0, 1024 * 1024).toString()).toBe(big!.raw);
+  expect(partial).toMatchObject({ partial: true, raw: lastLine.toString(), bytes: lastLine.length, reason: 'a partial line at the end of the stream' });
+  // Nobody answered the two requests (cat only echoes): they end as pending.
+  expect(records.filter((r) => r.kind === 'pending' && r.dir === dir).map((r) => [r.id, r.requestSeq])).toEqual([
+    [1, ping!.seq],
+    [2, big!.seq],
+  ]);
+}
+
+describe('client → server → client through cat', () => {
+  let result: Awaited<ReturnType<typeof mcptap>>;
+  let records: Rec[];
+  const logDir = join(root, 'cat');
+  beforeAll(async () => {
+    result = await mcptap(['--log-dir', logDir, '--', 'cat'], payload);
+    records = (await readAllRecords([logDir])) as Rec[];
+  });
+
+  test('the bytes come back identical', () => {
+    expect(result.code).toBe(0);
+    expect(result.stdout.length).toBe(payload.length);
+    expect(sha(result.stdout)).toBe(sha(payload));
+  });
+
+  test('c2s records', () => checkRecords(records, 'c2s'));
+  test('s2c records, the stdout pollution said plainly', () => {
+    checkRecords(records, 's2c');
+    const text = records.find((r) => r.dir === 's2c' && r.kind === 'invalid')!;
+    expect(text.msg).toMatch(/^The server wrote a line that is not JSON-RPC to stdout \(plain text, not JSON\); MCP clients will fail on it/);
+  });
+});
+
+describe('client → server, checked by the server itself', () => {
+  test('a node child hashes what it receives on stdin: the same sha256 as what the client sent', async () => {
+    const script = "const h=require('crypto').createHash('sha256');process.stdin.on('data',c=>h.update(c)).on('end',()=>process.stderr.write('SHA '+h.digest('hex')+'\\n'))";
+    const result = await mcptap(['--log-dir', join(root, 'hash'), '--', process.execPath, '-e', script], payload);
+    expect(result.code).toBe(0);
+    expect(result.stdout.length).toBe(0);
+    expect(result.stderr).toContain(`SHA ${sha(payload)}\n`);
+  });
+});
+
+describe('server → client from a node child writing a fixed payload', () => {
+  test('the bytes arrive identical and are logged s2c', async () => {
+    const file = join(root, 'payload.bin');
+    writeFileSync(file, payload);
+    const logDir = join(root, 'node');
+    const script = `process.stdout.write(require('fs').readFileSync(${JSON.stringify(file)}))`;
+    const result = await mcptap(['--log-dir', logDir, '--', process.execPath, '-e', script], Buffer.alloc(0));
+    expect(result.code).toBe(0);
+    expect(sha(result.stdout)).toBe(sha(payload));
+    const records = (await readAllRecords([logDir])) as Rec[];
+    checkRecords(records, 's2c');
+    expect(records.filter((r) => r.dir === 'c2s')).toEqual([]);
+  });
+});
+
+describe('a client writing without a final newline, and lone CRs', () => {
+  test('bytes unchanged, lone \\r kept inside the line', async () => {
+    const input = Buffer.from('{"jsonrpc":"2.0","id":"a\\r","method":"x"}\r\r\n\r\n\n\rtail');
+    const logDir = join(root, 'cr');
+    const result = await mcptap(['--log-dir', logDir, '--', 'cat'], input);
+    expect(sha(result.stdout)).toBe(sha(input));
+    const c2s = ((await readAllRecords([logDir])) as Rec[]).filter((r) => r.dir === 'c2s' && 'raw' in r);
+    // The first line ends in \r\r\n: one \r belongs to the line (JSON allows it as trailing white space).
+    expect(c2s[0]!.raw).toBe('{"jsonrpc":"2.0","id":"a\\r","method":"x"}\r');
+    expect(c2s.map((r) => [r.kind, r.bytes, r.crlf ?? false, r.partial ?? false])).toEqual([
+      ['request', 42, true, false],
+      ['invalid', 0, true, false],
+      ['invalid', 0, false, false],
+      ['invalid', 5, false, true],
+    ]);
+  });
+});
