@@ -42,6 +42,10 @@ export { formatMermaid } from './trace/mermaid.js';
 export { formatHtml, renderSequenceSvg } from './trace/html.js';
 export { formatTraceJson } from './trace/json.js';
 export { formatRoundTripSummary } from './trace/summary.js';
+export { runDemo } from './demo/run.js';
+export type { DemoOptions, DemoResult, DemoClient } from './demo/run.js';
+export { runOllamaAgent, runOpenAiAgent } from './demo/agent.js';
+export type { Toolbox, McpTool, AgentOptions, AgentRun } from './demo/agent.js';
 
 export { replay } from './replay/replay.js';
 export type { ReplayOptions, ReplayHandle } from './replay/replay.js';

@@ -10,8 +10,9 @@ import { registerWrap } from './wrap.js';
 import { registerView } from './view.js';
 import { registerHttp } from './http.js';
 import { registerReplay } from './replay.js';
+import { registerDemo } from './demo.js';
 
-const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerHttp];
+const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerHttp, registerDemo];
 
 const argv = hideBin(process.argv);
 const separator = argv.indexOf('--');

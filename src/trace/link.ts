@@ -343,6 +343,8 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
       mcp: mcp ? mcpSide(mcp, m.canonical) : null,
       result: mcp?.resultText != null ? preview(mcp.resultText, PREVIEW_CHARS) : null,
       fedBack: carrier !== undefined,
+      // Placed here so it prints next to fedBack; JSON leaves it out while undefined.
+      fedBackIn: undefined,
       answerPreview: null,
       timing,
       diagnostics: codes,

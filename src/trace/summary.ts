@@ -57,7 +57,14 @@ function ms(value: number): string {
 }
 
 function table(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const widths = header.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i]!))));
+  const line = (cells: string[]): string => cells.map((c, i) => c + ' '.repeat(widths[i]! - width(c))).join('  ').trimEnd();
   return [line(header), ...rows.map(line)];
+}
+
+/** Terminal columns a string takes: East Asian wide characters (CJK, full-width forms) take two. */
+export function width(text: string): number {
+  let n = 0;
+  for (const ch of text) n += /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(ch) ? 2 : 1;
+  return n;
 }

@@ -76,9 +76,12 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
         const key = `${r.session}\u0000${r.exchange}`;
         const prompt = firstOfTurn.get(key);
         if (prompt) add(r, 'user', 'host', prompt, 'request');
+        // Name what was fed back by the tools the linker traced into this request; ids alone say little.
+        const fed = trace.roundTrips.filter((t) => t.fedBackIn?.session === r.session && t.fedBackIn.exchange === r.exchange).map((t) => t.tool);
+        const names = fed.length > 0 ? fed : r.toolResults.map((t) => t.name ?? t.toolCallId ?? preview(t.content, 24));
         const text =
-          r.toolResults.length > 0
-            ? `${r.toolResults.length === 1 ? 'tool result' : `${r.toolResults.length} tool results`} fed back: ${r.toolResults.map((t) => t.name ?? t.toolCallId ?? preview(t.content, 24)).join(', ')}`
+          r.toolResults.length > 0 || fed.length > 0
+            ? `${names.length === 1 ? 'tool result' : `${names.length} tool results`} fed back: ${names.join(', ')}`
             : `chat ${r.model ?? ''} (${r.messageCount} message${r.messageCount === 1 ? '' : 's'}, ${r.tools.length} tool${r.tools.length === 1 ? '' : 's'})`;
         add(r, 'host', llm, text.replace(/\s+/g, ' '), 'request');
         break;
@@ -105,7 +108,7 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
       case 'response': {
         const server = `mcp:${r.label}`;
         const [from, to] = r.dir === 's2c' ? [server, 'host'] : ['host', server];
-        const ms = r.latencyMs !== undefined ? ` (${r.latencyMs} ms)` : '';
+        const ms = r.latencyMs !== undefined ? ` (${formatMs(r.latencyMs)})` : '';
         if (r.error) add(r, from, to, `error ${r.error.code}: ${r.error.message}${ms}`, 'error');
         else if (r.method === 'tools/call') add(r, from, to, `${r.isError ? 'tool error' : 'result'}: ${toolResultText(parse(r.raw)?.result) ?? 'no content'}${ms}`, r.isError ? 'error' : 'reply');
         else add(r, from, to, `${r.method ?? 'response'} result${ms}`, 'reply');
@@ -169,4 +172,9 @@ function parse(raw: string | undefined): Record<string, unknown> | undefined {
 function argumentsOf(raw: string): string {
   const params = parse(raw)?.params as Record<string, unknown> | undefined;
   return params?.arguments !== undefined ? canonicalJson(params.arguments) : '';
+}
+
+/** `4.9 ms`, `583 ms`: whole milliseconds once the decimals stop mattering. */
+export function formatMs(ms: number): string {
+  return ms < 10 ? `${Math.round(ms * 10) / 10} ms` : `${Math.round(ms)} ms`;
 }

@@ -1,0 +1,118 @@
+/**
+ * The classic agent loop of MCP tutorials, written twice — once with the `ollama` npm client, once with the
+ * `openai` one — over tools served by an MCP client session:
+ *
+ *   send the question and the MCP tools to the model → the model answers with a tool call → call the MCP tool →
+ *   send the result back with the history → the model answers in words.
+ *
+ * This is what `mcptap demo` runs and what the trace tests drive; it is deliberately the plain loop people copy,
+ * so the trace shows what real agents do. The LLM clients are loaded on demand: they are devDependencies, and
+ * nothing else in mcptap needs them.
+ */
+import { McptapError } from '../types.js';
+
+/** An MCP tool as `tools/list` gives it. */
+export interface McpTool {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** The agent's access to MCP: the tools, and a way to call one (through an MCP client session). */
+export interface Toolbox {
+  tools: McpTool[];
+  /** Call a tool; returns the text the model should see (text blocks joined). */
+  call(name: string, args: Record<string, unknown>): Promise<string>;
+}
+
+export interface AgentOptions {
+  /** Base URL of the LLM API (for the demo: the mcptap HTTP proxy in front of the LLM). */
+  baseUrl: string;
+  model: string;
+  prompt: string;
+  toolbox: Toolbox;
+  /** Give up after this many model calls (a model that keeps calling tools must not loop forever). */
+  maxRounds?: number;
+}
+
+/** What the loop did. */
+export interface AgentRun {
+  answer: string;
+  toolCalls: { name: string; arguments: Record<string, unknown>; result: string }[];
+  llmCalls: number;
+}
+
+/** The loop with the `ollama` client: tool calls arrive as objects; results go back as `role: "tool"` with `tool_name`. */
+export async function runOllamaAgent(options: AgentOptions): Promise<AgentRun> {
+  const { Ollama } = await load<typeof import('ollama')>('ollama');
+  const ollama = new Ollama({ host: options.baseUrl });
+  const tools = options.toolbox.tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema as never },
+  }));
+  const messages: import('ollama').Message[] = [{ role: 'user', content: options.prompt }];
+  const run: AgentRun = { answer: '', toolCalls: [], llmCalls: 0 };
+  for (let round = 0; round < (options.maxRounds ?? 5); round++) {
+    const reply = await ollama.chat({ model: options.model, messages, tools, stream: false });
+    run.llmCalls++;
+    messages.push(reply.message);
+    const calls = reply.message.tool_calls ?? [];
+    if (calls.length === 0) {
+      run.answer = reply.message.content;
+      return run;
+    }
+    for (const call of calls) {
+      const args = call.function.arguments ?? {};
+      const result = await options.toolbox.call(call.function.name, args);
+      run.toolCalls.push({ name: call.function.name, arguments: args, result });
+      messages.push({ role: 'tool', content: result, tool_name: call.function.name });
+    }
+  }
+  return run;
+}
+
+/** The loop with the `openai` client: arguments arrive as a JSON string; results go back with `tool_call_id`. */
+export async function runOpenAiAgent(options: AgentOptions): Promise<AgentRun> {
+  const { default: OpenAI } = await load<typeof import('openai')>('openai');
+  // A stand-in key: the proxy logs headers with secrets redacted, and the recorded upstream does not check it.
+  const openai = new OpenAI({ baseURL: `${options.baseUrl.replace(/\/$/, '')}/v1`, apiKey: 'sk-demo-not-a-real-key', maxRetries: 0 });
+  const tools = options.toolbox.tools.map((t) => ({
+    type: 'function' as const,
+    function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema },
+  }));
+  const messages: import('openai').OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: options.prompt }];
+  const run: AgentRun = { answer: '', toolCalls: [], llmCalls: 0 };
+  for (let round = 0; round < (options.maxRounds ?? 5); round++) {
+    const completion = await openai.chat.completions.create({ model: options.model, messages, tools, tool_choice: 'auto' });
+    run.llmCalls++;
+    const message = completion.choices[0]?.message;
+    if (!message) break;
+    messages.push(message);
+    const calls = (message.tool_calls ?? []).filter((c) => c.type === 'function');
+    if (calls.length === 0) {
+      run.answer = message.content ?? '';
+      return run;
+    }
+    for (const call of calls) {
+      let args: Record<string, unknown> = {};
+      try {
+        args = JSON.parse(call.function.arguments || '{}') as Record<string, unknown>;
+      } catch {
+        // A model that wrote broken JSON: call with no arguments; the server's error goes back to the model.
+      }
+      const result = await options.toolbox.call(call.function.name, args);
+      run.toolCalls.push({ name: call.function.name, arguments: args, result });
+      messages.push({ role: 'tool', tool_call_id: call.id, content: result });
+    }
+  }
+  return run;
+}
+
+/** Import an optional package, or say plainly how to get it. */
+export async function load<T>(name: string): Promise<T> {
+  try {
+    return (await import(name)) as T;
+  } catch (error) {
+    throw new McptapError('DEMO_DEPENDENCY', `the demo needs the ${name} package, a development dependency of mcptap. Run npm install in the mcptap folder (without --omit=dev) and try again.`, { cause: error });
+  }
+}

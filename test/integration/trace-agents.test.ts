@@ -1,0 +1,162 @@
+/**
+ * The issue's "must show": an agent loop with the real `ollama` client and one with the real `openai` client,
+ * each with its LLM behind `mcptap http` (the CLI, in front of the recorded LLM stand-in) and its tools behind
+ * `mcptap -- node fixtures/weather-server.mjs` (the CLI, started by the official SDK Client), both logging into
+ * one folder, give linked `tool-round-trip` lines with `fedBack: true` in `mcptap view --format json DIR`.
+ *
+ * Spawns bin/mcptap.js, which runs the built dist/: build first (npm test does).
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { runOllamaAgent, runOpenAiAgent, type AgentOptions, type AgentRun, type Toolbox } from '../../src/demo/agent.js';
+// @ts-expect-error -- a plain .mjs fixture without type declarations
+import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
+
+const BIN = 'bin/mcptap.js';
+const run = promisify(execFile);
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** `mcptap http --target URL` as a child process; resolves once it says where it listens. */
+async function startHttpCli(target: string, logDir: string, name: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [BIN, 'http', '--target', target, '--log-dir', logDir, '--name', name], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk.toString('utf8');
+      const m = /listening on (http:\/\/\S+),/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`mcptap http exited (${code}) before listening: ${err}`)));
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url,
+    child,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The official SDK Client talking to the weather server through `mcptap -- node fixtures/weather-server.mjs`. */
+async function connectWeather(logDir: string): Promise<{ toolbox: Toolbox; close(): Promise<void> }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, '--log-dir', logDir, '--name', 'weather', '--', process.execPath, 'fixtures/weather-server.mjs'],
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'trace-test-agent', version: '1.0.0' });
+  await client.connect(transport);
+  const { tools } = await client.listTools();
+  return {
+    toolbox: {
+      tools: tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema as Record<string, unknown> })),
+      async call(name, args) {
+        const result = await client.callTool({ name, arguments: args });
+        return (result.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
+      },
+    },
+    close: () => client.close(),
+  };
+}
+
+async function viewJson(dir: string): Promise<Record<string, unknown>[]> {
+  const { stdout } = await run(process.execPath, [BIN, 'view', '--format', 'json', dir]);
+  return stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+async function agentRun(agent: (o: AgentOptions) => Promise<AgentRun>, model: string, prompt: string): Promise<{ dir: string; result: AgentRun; lines: Record<string, unknown>[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-trace-'));
+  dirs.push(dir);
+  const upstream = (await startLlmUpstream({ speed: 0 })) as { url: string; close(): Promise<void> };
+  const http = await startHttpCli(upstream.url, dir, 'llm');
+  const mcp = await connectWeather(dir);
+  let result: AgentRun;
+  try {
+    result = await agent({ baseUrl: http.url, model, prompt, toolbox: mcp.toolbox });
+  } finally {
+    await mcp.close();
+    await http.stop();
+    await upstream.close();
+  }
+  expect(readdirSync(dir).filter((f) => f.endsWith('.ndjson')).sort().map((f) => f.replace(/-.*/, ''))).toEqual(['llm', 'weather']);
+  return { dir, result, lines: await viewJson(dir) };
+}
+
+describe('mcptap view --format json over an LLM proxy log and an MCP server log', () => {
+  it('links the ollama client loop: tool call → tools/call → result fed back → answer', async () => {
+    const { result, lines } = await agentRun(runOllamaAgent, 'qwen2.5:3b', 'what is the weather in California?');
+    expect(result.toolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'California' }, result: "It's always raining in California" }]);
+
+    const trips = lines.filter((l) => l.type === 'tool-round-trip');
+    expect(trips).toHaveLength(1);
+    expect(trips[0]).toMatchObject({
+      tool: 'get_weather',
+      arguments: { location: 'California' },
+      llm: { channel: 'ollama', model: 'qwen2.5:3b', endpoint: '/api/chat', toolCallId: null, label: 'llm' },
+      mcp: { server: 'weather', label: 'weather', id: 2, isError: false },
+      result: "It's always raining in California",
+      fedBack: true,
+      diagnostics: [],
+    });
+    expect(trips[0]!.answerPreview).toMatch(/^The weather report indicates that it's always raining in California/);
+    const timing = trips[0]!.timing as Record<string, number>;
+    for (const k of ['decisionMs', 'dispatchMs', 'toolMs', 'feedBackMs', 'answerMs', 'totalMs']) expect(typeof timing[k]).toBe('number');
+    expect(timing.totalMs).toBeGreaterThanOrEqual(timing.toolMs!);
+
+    const turns = lines.filter((l) => l.type === 'turn');
+    expect(turns).toMatchObject([{ turn: 1, llmCalls: 2, toolCalls: 1, prompt: 'what is the weather in California?' }]);
+    expect(lines.filter((l) => l.type === 'session').map((s) => [s.label, s.role])).toEqual(
+      expect.arrayContaining([
+        ['llm', 'llm'],
+        ['weather', 'mcp'],
+      ]),
+    );
+    expect(lines.filter((l) => l.type === 'diagnostic')).toEqual([]);
+  });
+
+  it('links the openai client loop by tool-call id', async () => {
+    const { result, lines } = await agentRun(runOpenAiAgent, 'Qwen/Qwen2.5-32B-Instruct', 'what is the weather in Shanghai?');
+    expect(result.toolCalls).toEqual([{ name: 'get_weather', arguments: { city: '上海' }, result: '{"Celsius": 27, "type": "sunny"}' }]);
+    expect(result.answer).toBe('上海当前的天气是晴天，温度是27摄氏度。');
+
+    const trips = lines.filter((l) => l.type === 'tool-round-trip');
+    expect(trips).toHaveLength(1);
+    expect(trips[0]).toMatchObject({
+      tool: 'get_weather',
+      arguments: { city: '上海' },
+      llm: { channel: 'openai', endpoint: '/v1/chat/completions', toolCallId: '01964be6e485603d6a2a0acbbc7eba91' },
+      mcp: { server: 'weather', id: 2, isError: false },
+      result: '{"Celsius": 27, "type": "sunny"}',
+      fedBack: true,
+      answerPreview: '上海当前的天气是晴天，温度是27摄氏度。',
+      diagnostics: [],
+    });
+    expect(lines.filter((l) => l.type === 'diagnostic')).toEqual([]);
+  });
+
+  it('says so when the host never feeds the result back', async () => {
+    // An agent that runs the tool and then forgets it: the classic bug the trace is for.
+    const forgetful = async (o: AgentOptions): Promise<AgentRun> => {
+      const first = await runOllamaAgent({ ...o, maxRounds: 1 });
+      return first;
+    };
+    const { lines } = await agentRun(forgetful, 'qwen2.5:3b', 'what is the weather in California?');
+    const trips = lines.filter((l) => l.type === 'tool-round-trip');
+    expect(trips).toMatchObject([{ tool: 'get_weather', fedBack: false, mcp: { server: 'weather' }, diagnostics: ['result-not-fed-back'] }]);
+    expect(lines.filter((l) => l.type === 'diagnostic').map((d) => d.code)).toEqual(['result-not-fed-back']);
+  });
+});
