@@ -56,3 +56,7 @@ export type { HttpReplay, HttpReplayOptions } from './replay/http-server.js';
 export { McpReplayEngine, buildScript, mcpSessions } from './replay/mcp-engine.js';
 export { MATCH_MODES, canonicalJson, canonicalParams, canonicalBody } from './replay/match.js';
 export type { MatchMode } from './replay/match.js';
+export { checkRecords, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from './check/check.js';
+export type { CheckSignal, CheckReport, Finding, SessionSummary } from './check/check.js';
+export { diffRecords, formatDiff, hasDifferences } from './check/diff.js';
+export type { DiffReport, DiffOptions, ToolChange, OutcomeChange, LatencyRegression } from './check/diff.js';

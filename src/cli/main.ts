@@ -10,9 +10,11 @@ import { registerWrap } from './wrap.js';
 import { registerView } from './view.js';
 import { registerHttp } from './http.js';
 import { registerReplay } from './replay.js';
+import { registerCheck } from './check.js';
+import { registerDiff } from './diff.js';
 import { registerDemo } from './demo.js';
 
-const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerHttp, registerDemo];
+const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerCheck, registerDiff, registerHttp, registerDemo];
 
 const argv = hideBin(process.argv);
 const separator = argv.indexOf('--');

@@ -16,7 +16,7 @@ function options(y: Argv): Argv {
     .option('speed', { type: 'number', default: 1, describe: 'Play the recorded pauses (server answers, streamed chunks) this many times faster' })
     .option('delay', { type: 'boolean', default: true, describe: 'Keep the recorded pauses (--no-delay answers at once)' })
     .option('ignore', { type: 'string', array: true, default: [], describe: 'HTTP: JSON fields to leave out when matching bodies (timestamps, request ids); repeatable' })
-    .example('$0 replay fixtures/captures/mcp-stdio/everything.ndjson', 'Act as the recorded server for a stdio client')
+    .example('$0 replay fixtures/captures/mcp-stdio/everything-sdk.ndjson', 'Act as the recorded server for a stdio client')
     .example('"command": "npx", "args": ["-y", "mcptap", "replay", "weather.ndjson"]', 'In an mcpServers entry, instead of the real server')
     .example('$0 replay logs/ollama-*.ndjson --listen 11434 --no-delay', 'Serve a recorded Ollama conversation to an agent')
     .check((argv) => {

@@ -1,0 +1,213 @@
+/**
+ * `check`: does a capture show something a CI run should fail on? Pure: records in, findings and reports out.
+ *
+ * Signals (each can be chosen with --fail-on):
+ * - `errors`      JSON-RPC error responses, LLM API errors, HTTP 5xx answers;
+ * - `invalid`     frames that are not JSON-RPC (stdout pollution, broken or partial lines);
+ * - `unanswered`  requests never answered (a `pending` record, or a request with no response in the log) —
+ *                 requests the sender itself cancelled are not counted, the protocol says not to answer those;
+ * - `broken`      broken round trips from the cross-channel trace (trace/link.ts): a tool call the model asked
+ *                 for that no MCP server ran, or a tool result never fed back to the model;
+ * - `tool-errors` tools/call results with `isError: true` (off by default: a tool may fail by design).
+ */
+import type { LogRecord } from '../log/schema.js';
+import { linkTrace } from '../trace/link.js';
+
+/** What check can fail on. */
+export type CheckSignal = 'errors' | 'invalid' | 'unanswered' | 'broken' | 'tool-errors';
+
+/** Every signal, in report order. */
+export const CHECK_SIGNALS: readonly CheckSignal[] = ['errors', 'invalid', 'unanswered', 'broken', 'tool-errors'];
+
+/** Signals that fail a check unless --fail-on says otherwise. */
+export const DEFAULT_FAIL_ON: readonly CheckSignal[] = ['errors', 'invalid', 'unanswered', 'broken'];
+
+/** What each signal checks, as a test name in JUnit reports. */
+export const SIGNAL_TITLES: Record<CheckSignal, string> = {
+  errors: 'no error responses',
+  invalid: 'no invalid frames (stdout pollution, broken lines)',
+  unanswered: 'every request answered',
+  broken: 'no broken round trips (model tool call → MCP server → result back to the model)',
+  'tool-errors': 'no tool results with isError',
+};
+
+/** One thing found. */
+export interface Finding {
+  signal: CheckSignal;
+  session: string;
+  label: string;
+  /** `seq` of the record it points at, within its log. */
+  seq?: number;
+  time: number;
+  /** A plain sentence. */
+  message: string;
+}
+
+/** Counts for one session of the capture. */
+export interface SessionSummary {
+  session: string;
+  label: string;
+  channel: string;
+  records: number;
+  requests: number;
+  counts: Record<CheckSignal, number>;
+}
+
+export interface CheckReport {
+  sessions: SessionSummary[];
+  findings: Finding[];
+  failOn: CheckSignal[];
+  /** True when a finding's signal is one of `failOn`. */
+  failed: boolean;
+}
+
+/** Check records (of one or more logs, as readAllRecords gives them). */
+export function checkRecords(records: readonly LogRecord[], options: { failOn?: readonly CheckSignal[] } = {}): CheckReport {
+  const failOn = [...(options.failOn ?? DEFAULT_FAIL_ON)];
+  const findings: Finding[] = [];
+  const sessions = new Map<string, SessionSummary>();
+  const summary = (r: LogRecord): SessionSummary => {
+    let s = sessions.get(r.session);
+    if (!s) {
+      s = { session: r.session, label: r.label, channel: r.channel, records: 0, requests: 0, counts: { errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } };
+      sessions.set(r.session, s);
+    }
+    return s;
+  };
+  const find = (signal: CheckSignal, r: { session: string; label?: string; seq?: number; time: number }, message: string): void => {
+    const s = sessions.get(r.session);
+    if (s) s.counts[signal]++;
+    findings.push({ signal, session: r.session, label: r.label ?? s?.label ?? r.session, ...(r.seq !== undefined ? { seq: r.seq } : {}), time: r.time, message });
+  };
+
+  // Requests by (session, seq), to find the unanswered ones at the end.
+  const requests = new Map<string, Extract<LogRecord, { kind: 'request' }>>();
+  const settled = new Set<string>();
+  const key = (session: string, seq: number): string => `${session}#${seq}`;
+  for (const r of records) {
+    const s = summary(r);
+    s.records++;
+    switch (r.kind) {
+      case 'request':
+        s.requests++;
+        requests.set(key(r.session, r.seq), r);
+        break;
+      case 'response':
+        if (r.requestSeq !== undefined) settled.add(key(r.session, r.requestSeq));
+        if (r.error) find('errors', r, r.msg);
+        else if (r.isError === true) find('tool-errors', r, r.msg);
+        break;
+      case 'notification':
+        // A cancelled request is not to be answered: it is settled by the cancellation.
+        if (r.method === 'notifications/cancelled' && r.requestSeq !== undefined) settled.add(key(r.session, r.requestSeq));
+        break;
+      case 'invalid':
+        find('invalid', r, r.msg);
+        break;
+      case 'pending':
+        settled.add(key(r.session, r.requestSeq));
+        find('unanswered', r, r.msg);
+        break;
+      case 'llm-error':
+        find('errors', r, r.msg);
+        break;
+      case 'http-response':
+        if (r.status >= 500) find('errors', r, r.msg);
+        break;
+      default:
+        break;
+    }
+  }
+  for (const [k, request] of requests) {
+    if (settled.has(k)) continue;
+    find('unanswered', request, `${request.dir === 'c2s' ? 'The client' : 'The server'}'s request ${request.method}${request.tool ? ` ${request.tool}` : ''} #${String(request.id)} has no response in the log (the log ends before it was answered).`);
+  }
+  for (const d of linkTrace(records).diagnostics) {
+    if (d.code !== 'tool-not-run' && d.code !== 'result-not-fed-back') continue;
+    find('broken', { session: d.session ?? '', time: d.time, ...(d.seq !== undefined ? { seq: d.seq } : {}) }, d.msg);
+  }
+  findings.sort((a, b) => a.time - b.time);
+  return { sessions: [...sessions.values()], findings, failOn, failed: findings.some((f) => failOn.includes(f.signal)) };
+}
+
+/** Parse a --fail-on list (`errors,invalid` or repeated flags); throws a sentence on an unknown signal. */
+export function parseSignals(values: readonly string[]): CheckSignal[] {
+  const out: CheckSignal[] = [];
+  for (const value of values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean)) {
+    if (value === 'all') {
+      out.push(...CHECK_SIGNALS);
+      continue;
+    }
+    if (!(CHECK_SIGNALS as readonly string[]).includes(value)) throw new Error(`--fail-on takes ${CHECK_SIGNALS.join(', ')} or all, not "${value}".`);
+    out.push(value as CheckSignal);
+  }
+  return [...new Set(out)];
+}
+
+/** Most findings listed in the human summary (the rest are counted): the report fits on one screen. */
+const MAX_LISTED = 12;
+
+/** The one-screen human summary. */
+export function formatCheckSummary(report: CheckReport, options: { color?: boolean } = {}): string {
+  const paint = (code: number, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
+  const failing = report.findings.filter((f) => report.failOn.includes(f.signal));
+  const lines: string[] = [];
+  lines.push(
+    `mcptap check: ${report.failed ? paint(31, 'FAIL') : paint(32, 'PASS')} — ${report.sessions.length} session${report.sessions.length === 1 ? '' : 's'}, failing on ${report.failOn.join(', ') || 'nothing'}`,
+  );
+  for (const s of report.sessions) {
+    const counts = CHECK_SIGNALS.filter((sig) => s.counts[sig] > 0).map((sig) => `${s.counts[sig]} ${sig}`);
+    const bad = CHECK_SIGNALS.some((sig) => s.counts[sig] > 0 && report.failOn.includes(sig));
+    lines.push(`  ${bad ? paint(31, '✗') : paint(32, '✓')} ${s.label} (${s.channel}, ${s.session}): ${s.requests} requests${counts.length ? `, ${counts.join(', ')}` : ', nothing found'}`);
+  }
+  if (failing.length) {
+    lines.push('', 'Findings:');
+    for (const f of failing.slice(0, MAX_LISTED)) {
+      const msg = f.message.length > 160 ? `${f.message.slice(0, 159)}…` : f.message;
+      lines.push(`  ${paint(31, f.signal.padEnd(10))} ${f.label}${f.seq !== undefined ? ` #${f.seq}` : ''}: ${msg}`);
+    }
+    if (failing.length > MAX_LISTED) lines.push(`  … and ${failing.length - MAX_LISTED} more (mcptap view shows every record).`);
+  }
+  const other = report.findings.length - failing.length;
+  if (other) lines.push('', `${other} finding${other === 1 ? '' : 's'} of signals not in --fail-on (${[...new Set(report.findings.filter((f) => !report.failOn.includes(f.signal)).map((f) => f.signal))].join(', ')}).`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** A JUnit XML report: one testsuite per session, one testcase per signal. */
+export function formatJunit(report: CheckReport): string {
+  const suites: string[] = [];
+  let tests = 0;
+  let failures = 0;
+  for (const s of report.sessions) {
+    const cases: string[] = [];
+    let suiteFailures = 0;
+    let skipped = 0;
+    for (const signal of CHECK_SIGNALS) {
+      const found = report.findings.filter((f) => f.session === s.session && f.signal === signal);
+      const name = xml(SIGNAL_TITLES[signal]);
+      const classname = xml(`mcptap.check.${s.label}`);
+      if (!report.failOn.includes(signal)) {
+        skipped++;
+        cases.push(`    <testcase classname="${classname}" name="${name}"><skipped message="not in --fail-on"/></testcase>`);
+      } else if (found.length) {
+        suiteFailures++;
+        const body = found.map((f) => `${f.seq !== undefined ? `#${f.seq} ` : ''}${f.message}`).join('\n');
+        cases.push(`    <testcase classname="${classname}" name="${name}"><failure type="${signal}" message="${xml(`${found.length} found`)}">${xml(body)}</failure></testcase>`);
+      } else {
+        cases.push(`    <testcase classname="${classname}" name="${name}"/>`);
+      }
+    }
+    tests += CHECK_SIGNALS.length;
+    failures += suiteFailures;
+    suites.push(
+      `  <testsuite name="${xml(`${s.label} (${s.session})`)}" tests="${CHECK_SIGNALS.length}" failures="${suiteFailures}" errors="0" skipped="${skipped}">\n${cases.join('\n')}\n  </testsuite>`,
+    );
+  }
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="mcptap check" tests="${tests}" failures="${failures}">\n${suites.join('\n')}\n</testsuites>\n`;
+}
+
+function xml(text: string): string {
+  // Characters XML 1.0 cannot carry at all are dropped; the rest escaped.
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '').replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
+}

@@ -1,0 +1,49 @@
+/**
+ * `mcptap check LOG...`: exit 1 when a capture shows what CI should fail on (see check/check.ts for the signals).
+ * A one-screen summary by default, `--format junit` for CI systems. Exit 2 when the logs cannot be read.
+ */
+import { writeFileSync } from 'node:fs';
+import { readAllRecords, checkRecords, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from '../index.js';
+import { McptapError } from '../types.js';
+import { fail, wantColor, type RegisterCommand } from './shared.js';
+
+export const registerCheck: RegisterCommand = (cli) =>
+  cli.command(
+    'check <logs..>',
+    'Fail (exit 1) when captures show error responses, invalid frames, unanswered requests or broken round trips',
+    (y) =>
+      y
+        .positional('logs', { type: 'string', array: true, describe: 'Log files or folders of logs' })
+        .option('fail-on', {
+          type: 'string',
+          array: true,
+          default: [DEFAULT_FAIL_ON.join(',')],
+          describe: `Signals that fail the check, comma-separated: ${CHECK_SIGNALS.join(', ')}, or all`,
+        })
+        .option('format', { type: 'string', choices: ['text', 'junit'], default: 'text', describe: 'A one-screen summary, or JUnit XML for CI systems' })
+        .option('output', { alias: 'o', type: 'string', describe: 'Write the report to this file instead of stdout' })
+        .option('color', { type: 'boolean', describe: 'Colour the summary (default: when stdout is a terminal)' })
+        .example('$0 check logs/', 'Check every log in ./logs')
+        .example('$0 check --fail-on errors,unanswered --format junit -o mcptap.xml logs/', 'A JUnit report for CI'),
+    async (argv) => {
+      let failOn;
+      try {
+        failOn = parseSignals(argv['fail-on'] as string[]);
+      } catch (error) {
+        fail(new McptapError('BAD_FLAG', (error as Error).message), 2);
+      }
+      try {
+        const problems: string[] = [];
+        const records = await readAllRecords(argv.logs as string[], { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`) });
+        if (records.length === 0) throw new McptapError('EMPTY_LOG', `no records in ${(argv.logs as string[]).join(', ')}; there is nothing to check.`);
+        const report = checkRecords(records, { failOn });
+        const text = argv.format === 'junit' ? formatJunit(report) : formatCheckSummary(report, { color: argv.output ? false : wantColor(argv.color as boolean | undefined) });
+        if (typeof argv.output === 'string') writeFileSync(argv.output, text);
+        else process.stdout.write(text);
+        for (const p of problems.slice(0, 5)) process.stderr.write(`mcptap: skipped a line that is not a record: ${p}\n`);
+        process.exitCode = report.failed ? 1 : 0;
+      } catch (error) {
+        fail(error, 2);
+      }
+    },
+  );
