@@ -89,6 +89,13 @@ export function parseTarget(target: string): URL {
   return url;
 }
 
+/** Errors that mean the upstream could not be connected to at all (as opposed to a connection lost later). */
+const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EADDRNOTAVAIL', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID', 'SELF_SIGNED_CERT_IN_CHAIN']);
+
+function isConnectError(error: NodeJS.ErrnoException): boolean {
+  return error.code !== undefined && CONNECT_ERRORS.has(error.code);
+}
+
 interface Tracked {
   exchange: HttpExchange;
   proxyReq?: http.ClientRequest;
@@ -185,14 +192,17 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     if (t && !t.settled) {
       t.settled = true;
       const headersSent = res instanceof http.ServerResponse ? res.headersSent : true;
-      const outcome = headersSent ? 'upstream-reset' : 'upstream-unreachable';
+      // Could not connect at all, or connected and then lost the connection.
+      const outcome = headersSent || !isConnectError(error) ? 'upstream-reset' : 'upstream-unreachable';
       const err = { name: error.name, message: error.message, ...(error.code ? { code: error.code } : {}) };
       later(() => t.exchange.fail(outcome, err, at, atMono));
     }
     if (res instanceof http.ServerResponse) {
       if (!res.headersSent) {
         const body = JSON.stringify({
-          error: `mcptap could not reach the upstream ${target}: ${error.code ?? error.message}. Is the server running, and is --target right?`,
+          error: isConnectError(error)
+            ? `mcptap could not reach the upstream ${target}: ${error.code ?? error.message}. Is the server running, and is --target right?`
+            : `the upstream ${target} closed the connection before answering (${error.code ?? error.message}).`,
           target,
           cause: { code: error.code, message: error.message },
         });
@@ -285,15 +295,23 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Open streams (SSE, keep-alive) would hold close() forever.
-        for (const socket of sockets) socket.destroy();
-        server.closeAllConnections?.();
-      });
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Open streams (SSE, keep-alive) would hold close() forever: end them, and wait until each socket has
+      // closed, so the exchanges they carried have recorded how they ended.
+      await Promise.all(
+        [...sockets].map(
+          (socket) =>
+            new Promise<void>((resolve) => {
+              socket.once('close', () => resolve());
+              socket.destroy();
+            }),
+        ),
+      );
+      await closed;
       agent.destroy();
       proxy.close();
       // Let the microtasks and decoders of the last chunks finish before the final records.
+      await new Promise((resolve) => setImmediate(resolve));
       await new Promise((resolve) => setImmediate(resolve));
       const now = Date.now();
       const nowMono = performance.now();

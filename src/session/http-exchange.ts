@@ -533,6 +533,7 @@ function describeEnd(
     case 'client-aborted':
       return `The client gave up on ${what} after ${formatMs(durationMs)}; mcptap aborted the upstream request too.`;
     case 'upstream-reset':
+      if (status === undefined) return `The upstream closed the connection before answering ${what}${cause}; the client got a 502.`;
       return `The upstream broke off ${what} after ${resBytes} bytes${cause}; mcptap ended the client's connection too.`;
     case 'upstream-unreachable':
       return `mcptap could not reach the upstream for ${what}${cause}; the client got a 502.`;
