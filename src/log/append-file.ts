@@ -47,6 +47,16 @@ export class AppendFile {
     this.writeAllSync(Buffer.from(this.takeQueue(), 'utf8'));
   }
 
+  /**
+   * The process is exiting (Node's 'exit' event: nothing asynchronous will run again). Unlike flushSync this
+   * writes the queue even while a write is in flight, since that write's callback will never come to take it:
+   * the queue would be lost. The in-flight write, already handed to the OS, may land after it.
+   */
+  flushAtExit(): void {
+    if (this.failed || this.closed || this.queue.length === 0) return;
+    this.writeAllSync(Buffer.from(this.takeQueue(), 'utf8'));
+  }
+
   /** Wait for the write in flight, write the rest, close the file. */
   async end(): Promise<void> {
     if (this.closed) return;

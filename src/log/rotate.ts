@@ -13,6 +13,8 @@ import { unlinkSync } from 'node:fs';
 export interface LogTarget {
   write(text: string): void;
   flushSync(): void;
+  /** For Node's 'exit' event: write what is queued even behind a write in flight. */
+  flushAtExit?(): void;
   end(): Promise<void>;
 }
 
@@ -78,6 +80,11 @@ export class RotatingFile implements LogTarget {
 
   flushSync(): void {
     this.current?.flushSync();
+  }
+
+  flushAtExit(): void {
+    if (this.current?.flushAtExit) this.current.flushAtExit();
+    else this.current?.flushSync();
   }
 
   async end(): Promise<void> {

@@ -21,6 +21,17 @@ import { LEVEL, LOG_FORMAT_VERSION, type RecordDraft, type RecordSink } from './
 /** Largest amount of unwritten log text held in memory before records are dropped. */
 const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 
+/**
+ * Writers not yet closed. Whatever ends the process — process.exit, an uncaught exception, the event loop running
+ * dry — Node emits 'exit' first, and there only synchronous work runs: queued records are written then.
+ * (SIGKILL runs nothing; what was handed to the kernel before it is in the file.)
+ */
+const openWriters = new Set<LogWriter>();
+let exitHook = false;
+function flushOpenWriters(): void {
+  for (const writer of openWriters) writer.flushAtExit();
+}
+
 export interface LogWriterOptions {
   /** Full path of the log file. Its folder is created (0700) when missing. */
   file: string;
@@ -80,6 +91,13 @@ export class LogWriter implements RecordSink {
     } else {
       this.destination = this.open(this.file);
     }
+    if (this.destination) {
+      openWriters.add(this);
+      if (!exitHook) {
+        exitHook = true;
+        process.on('exit', flushOpenWriters);
+      }
+    }
   }
 
   /** The files this log has written so far (more than one once it has rotated), oldest first. */
@@ -120,10 +138,18 @@ export class LogWriter implements RecordSink {
     this.destination?.flushSync();
   }
 
+  /** For process exit only: write everything queued, even behind a write still in flight (see AppendFile). */
+  flushAtExit(): void {
+    const destination = this.destination;
+    if (destination?.flushAtExit) destination.flushAtExit();
+    else destination?.flushSync();
+  }
+
   /** Wait for pending writes, then close the file. */
   async close(): Promise<void> {
     const destination = this.destination;
     this.destination = undefined;
+    openWriters.delete(this);
     await destination?.end();
   }
 
