@@ -1,0 +1,408 @@
+/**
+ * Log records → OpenTelemetry spans, as plain data (no OpenTelemetry objects here, so the live exporter can load
+ * this on a tap's start without the SDK). Follows the MCP and GenAI semantic conventions (shared PROTOCOLS.md,
+ * "OpenTelemetry names"):
+ *
+ * - one CLIENT span per MCP request, named `{mcp.method.name} {target}` (target: the tool or prompt name), from
+ *   the request's last byte to the response's; `mcp.method.name`, `jsonrpc.request.id`, `mcp.protocol.version`,
+ *   `mcp.session.id` (Streamable HTTP), `gen_ai.tool.name` + `gen_ai.operation.name = execute_tool` for
+ *   `tools/call`, `error.type` (the JSON-RPC code, `tool_error` for `isError`, `no_response` for a request never
+ *   answered), `network.transport` (`pipe` on stdio, `tcp` over HTTP). Progress and cancellation notifications
+ *   become span events.
+ * - one CLIENT span per LLM call, named `{gen_ai.operation.name} {gen_ai.request.model}`, with the model, token
+ *   usage, finish reason and the tool calls the model asked for (`gen_ai.tool.call.id` / names).
+ * - `params._meta.traceparent` (W3C) on an MCP request puts its span in that trace, under that parent.
+ *
+ * Ids are derived from the logs (a hash of session and seq or exchange), so exporting the same logs twice gives
+ * the same spans, and the live exporter and `mcptap export` agree on span ids.
+ *
+ * Arguments, results and prompts are not attributes: the conventions make them opt-in because they may hold
+ * secrets, and the log already has them.
+ */
+import { createHash } from 'node:crypto';
+import type {
+  LlmErrorRecord,
+  LlmRequestRecord,
+  LlmResponseRecord,
+  LogRecord,
+  NotificationRecord,
+  PendingRecord,
+  RequestRecord,
+  ResponseRecord,
+} from '../log/schema.js';
+import type { Trace } from '../trace/link.js';
+import { asObject, asString } from '../protocols/mcp.js';
+
+/** An attribute value as OTLP carries it. */
+export type SpanAttributeValue = string | number | boolean | string[];
+
+/** A span, as plain data: what the OTLP serializer needs and nothing else. */
+export interface SpanData {
+  /** 32 lower-case hex digits. */
+  traceId: string;
+  /** 16 lower-case hex digits. */
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: 'client' | 'server' | 'internal';
+  /** Epoch milliseconds (fractions allowed). */
+  startTime: number;
+  endTime: number;
+  attributes: Record<string, SpanAttributeValue>;
+  status: { code: 'unset' | 'ok' | 'error'; message?: string };
+  events: { name: string; time: number; attributes: Record<string, SpanAttributeValue> }[];
+  links: { traceId: string; spanId: string; attributes: Record<string, SpanAttributeValue> }[];
+  /** Who saw it: becomes the span's resource (`service.name` is `mcptap`). */
+  resource: { label: string; session: string; channel: string };
+}
+
+/** Span id of the MCP request at `seq` of `session` (deterministic, so live and offline exports agree). */
+export function mcpSpanId(session: string, seq: number): string {
+  return hex(`mcp\u0000${session}\u0000${seq}`, 16);
+}
+
+/** Span id of the LLM call `exchange` of `session`. */
+export function llmSpanId(session: string, exchange: string): string {
+  return hex(`llm\u0000${session}\u0000${exchange}`, 16);
+}
+
+/** A W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`), parsed; undefined when it is not one. */
+export function parseTraceparent(value: unknown): { traceId: string; spanId: string; sampled: boolean } | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(value.trim().toLowerCase());
+  if (!m || m[1] === 'ff' || /^0+$/.test(m[2]!) || /^0+$/.test(m[3]!)) return undefined;
+  return { traceId: m[2]!, spanId: m[3]!, sampled: (parseInt(m[4]!, 16) & 1) === 1 };
+}
+
+interface OpenRequest {
+  record: RequestRecord;
+  events: SpanData['events'];
+  traceparent?: { traceId: string; spanId: string };
+  mcpSessionId?: string;
+}
+
+/**
+ * Builds spans from records as they come (in time order): a span is complete when its request is answered (or
+ * declared pending, or the builder ends). Used record by record by the live exporter and over a whole log by
+ * `buildSpans`.
+ */
+export class SpanBuilder {
+  private readonly open = new Map<string, OpenRequest>();
+  private readonly bySeq = new Map<string, OpenRequest>();
+  private readonly llmRequests = new Map<string, LlmRequestRecord>();
+  private readonly protocolVersions = new Map<string, string>();
+  /** Mcp-Session-Id of HTTP exchanges, by session and exchange: MCP records over HTTP name only the exchange. */
+  private readonly mcpSessionIds = new Map<string, string>();
+  /** Bounds on what is held open, so a peer that never answers cannot grow memory without end. */
+  private readonly maxOpen: number;
+
+  constructor(options: { maxOpen?: number } = {}) {
+    this.maxOpen = options.maxOpen ?? 10_000;
+  }
+
+  /** Take one record; returns the spans it completes (often none). */
+  push(r: LogRecord): SpanData[] {
+    switch (r.kind) {
+      case 'request':
+        this.request(r);
+        return [];
+      case 'response':
+        return this.response(r);
+      case 'notification':
+        this.notification(r);
+        return [];
+      case 'pending':
+        return this.pending(r);
+      case 'llm-request':
+        this.remember(this.llmRequests, `${r.session}\u0000${r.exchange}`, r);
+        return [];
+      case 'llm-response':
+      case 'llm-error':
+        return [this.llmSpan(r)];
+      case 'http-request': {
+        const sid = r.headers['mcp-session-id'];
+        if (sid !== undefined) this.remember(this.mcpSessionIds, `${r.label}\u0000${r.exchange}`, Array.isArray(sid) ? sid[0]! : sid);
+        return [];
+      }
+      case 'http-response': {
+        const sid = r.headers['mcp-session-id'];
+        if (sid !== undefined) this.remember(this.mcpSessionIds, `${r.label}\u0000${r.exchange}`, Array.isArray(sid) ? sid[0]! : sid);
+        return [];
+      }
+      default:
+        return [];
+    }
+  }
+
+  /** The logs ended: requests still open become spans without an answer. */
+  end(time: number): SpanData[] {
+    const spans: SpanData[] = [];
+    for (const o of this.open.values()) spans.push(this.mcpSpan(o, undefined, time));
+    this.open.clear();
+    this.bySeq.clear();
+    return spans;
+  }
+
+  private request(r: RequestRecord): void {
+    const params = asObject(parseRaw(r.raw)?.params);
+    const meta = asObject(params?.['_meta']);
+    const tp = parseTraceparent(meta?.['traceparent']);
+    const o: OpenRequest = { record: r, events: [] };
+    if (tp) o.traceparent = { traceId: tp.traceId, spanId: tp.spanId };
+    const sid = r.exchange !== undefined ? this.mcpSessionIds.get(`${r.label}\u0000${r.exchange}`) : undefined;
+    if (sid !== undefined) o.mcpSessionId = sid;
+    this.remember(this.open, `${r.session}\u0000${r.dir}\u0000${String(r.id)}`, o);
+    this.remember(this.bySeq, `${r.session}\u0000${r.seq}`, o);
+  }
+
+  private response(r: ResponseRecord): SpanData[] {
+    if (r.method === 'initialize') {
+      const version = asString(asObject(parseRaw(r.raw)?.result)?.protocolVersion);
+      if (version !== undefined) this.protocolVersions.set(r.session, version);
+    }
+    // A response travels the other way from its request.
+    const key = `${r.session}\u0000${r.dir === 's2c' ? 'c2s' : 's2c'}\u0000${String(r.id)}`;
+    const o = this.open.get(key);
+    if (!o) return [];
+    this.open.delete(key);
+    this.bySeq.delete(`${r.session}\u0000${o.record.seq}`);
+    if (o.mcpSessionId === undefined && r.exchange !== undefined) {
+      const sid = this.mcpSessionIds.get(`${r.label}\u0000${r.exchange}`);
+      if (sid !== undefined) o.mcpSessionId = sid;
+    }
+    return [this.mcpSpan(o, r, r.time)];
+  }
+
+  private notification(r: NotificationRecord): void {
+    if (r.requestSeq === undefined) return;
+    const o = this.bySeq.get(`${r.session}\u0000${r.requestSeq}`);
+    if (!o) return;
+    const params = asObject(parseRaw(r.raw)?.params);
+    const attributes: Record<string, SpanAttributeValue> = {};
+    for (const k of ['progress', 'total'] as const) if (typeof params?.[k] === 'number') attributes[`mcp.progress.${k}`] = params[k] as number;
+    const message = asString(params?.message) ?? asString(params?.reason);
+    if (message !== undefined) attributes['mcp.notification.message'] = message;
+    if (o.events.length < 128) o.events.push({ name: r.method, time: r.time, attributes });
+  }
+
+  private pending(r: PendingRecord): SpanData[] {
+    const o = this.bySeq.get(`${r.session}\u0000${r.requestSeq}`);
+    if (!o) return [];
+    this.bySeq.delete(`${r.session}\u0000${r.requestSeq}`);
+    this.open.delete(`${r.session}\u0000${o.record.dir}\u0000${String(o.record.id)}`);
+    return [this.mcpSpan(o, undefined, r.time)];
+  }
+
+  private mcpSpan(o: OpenRequest, response: ResponseRecord | undefined, endTime: number): SpanData {
+    const r = o.record;
+    const params = asObject(parseRaw(r.raw)?.params);
+    const attributes: Record<string, SpanAttributeValue> = {
+      'mcp.method.name': r.method,
+      'jsonrpc.request.id': String(r.id),
+      'network.transport': r.channel === 'stdio' ? 'pipe' : 'tcp',
+      'mcptap.direction': r.dir,
+    };
+    const version = this.protocolVersions.get(r.session) ?? (r.method === 'initialize' ? asString(params?.protocolVersion) : undefined);
+    if (version !== undefined) attributes['mcp.protocol.version'] = version;
+    if (o.mcpSessionId !== undefined) attributes['mcp.session.id'] = o.mcpSessionId;
+    let target: string | undefined;
+    if (r.method === 'tools/call') {
+      target = r.tool ?? asString(params?.name);
+      attributes['gen_ai.operation.name'] = 'execute_tool';
+      if (target !== undefined) attributes['gen_ai.tool.name'] = target;
+    } else if (r.method === 'prompts/get') {
+      target = asString(params?.name);
+      if (target !== undefined) attributes['gen_ai.prompt.name'] = target;
+    } else if (r.method.startsWith('resources/')) {
+      const uri = asString(params?.uri);
+      if (uri !== undefined) attributes['mcp.resource.uri'] = uri;
+    }
+    let status: SpanData['status'] = { code: 'unset' };
+    if (!response) {
+      attributes['error.type'] = 'no_response';
+      status = { code: 'error', message: 'The request was never answered in the logs.' };
+    } else if (response.error) {
+      attributes['error.type'] = String(response.error.code);
+      attributes['rpc.response.status_code'] = String(response.error.code);
+      status = { code: 'error', message: response.error.message };
+    } else if (response.isError === true) {
+      attributes['error.type'] = 'tool_error';
+      status = { code: 'error', message: 'The tool returned isError: true.' };
+    }
+    const spanId = mcpSpanId(r.session, r.seq);
+    const span: SpanData = {
+      traceId: o.traceparent?.traceId ?? hex(`trace\u0000${r.session}\u0000${r.seq}`, 32),
+      spanId,
+      name: target !== undefined ? `${r.method} ${target}` : r.method,
+      kind: 'client',
+      startTime: r.time,
+      endTime: Math.max(r.time, endTime),
+      attributes,
+      status,
+      events: o.events,
+      links: [],
+      resource: { label: r.label, session: r.session, channel: r.channel },
+    };
+    if (o.traceparent) {
+      span.parentSpanId = o.traceparent.spanId;
+      attributes['mcptap.traceparent'] = 'params._meta';
+    }
+    return span;
+  }
+
+  private llmSpan(r: LlmResponseRecord | LlmErrorRecord): SpanData {
+    const key = `${r.session}\u0000${r.exchange}`;
+    const request = this.llmRequests.get(key);
+    this.llmRequests.delete(key);
+    const model = request?.model ?? (r.kind === 'llm-response' ? r.model : undefined);
+    const operation = operationOf(r.endpoint);
+    const attributes: Record<string, SpanAttributeValue> = {
+      'gen_ai.operation.name': operation,
+      'gen_ai.provider.name': r.channel === 'ollama' ? 'ollama' : 'openai',
+      'http.route': r.endpoint,
+      'mcptap.exchange': r.exchange,
+    };
+    if (model !== undefined) attributes['gen_ai.request.model'] = model;
+    if (request) {
+      attributes['gen_ai.request.stream'] = request.stream;
+      if (request.tools.length > 0) attributes['mcptap.tools.offered'] = request.tools;
+      if (request.toolResults.length > 0) attributes['mcptap.tool_results'] = request.toolResults.length;
+    }
+    let status: SpanData['status'] = { code: 'unset' };
+    let startTime: number;
+    if (r.kind === 'llm-response') {
+      startTime = request?.time ?? r.time - r.durationMs;
+      if (r.model !== undefined) attributes['gen_ai.response.model'] = r.model;
+      attributes['http.response.status_code'] = r.status;
+      if (r.finishReason !== undefined) attributes['gen_ai.response.finish_reasons'] = [r.finishReason];
+      if (r.usage?.promptTokens !== undefined) attributes['gen_ai.usage.input_tokens'] = r.usage.promptTokens;
+      if (r.usage?.completionTokens !== undefined) attributes['gen_ai.usage.output_tokens'] = r.usage.completionTokens;
+      if (r.ttftMs !== undefined) attributes['mcptap.ttft_ms'] = r.ttftMs;
+      if (r.toolCalls.length > 0) {
+        attributes['mcptap.tool_calls'] = r.toolCalls.map((c) => c.name);
+        const ids = r.toolCalls.map((c) => c.id).filter((id): id is string => id !== undefined);
+        if (ids.length > 0) attributes['gen_ai.tool.call.id'] = ids.length === 1 ? ids[0]! : ids;
+      }
+      if (r.status >= 400) {
+        attributes['error.type'] = String(r.status);
+        status = { code: 'error', message: `HTTP ${r.status}` };
+      }
+    } else {
+      startTime = request?.time ?? r.time;
+      attributes['http.response.status_code'] = r.status;
+      attributes['error.type'] = r.status >= 400 ? String(r.status) : 'stream_error';
+      status = { code: 'error', message: r.error };
+    }
+    return {
+      traceId: hex(`trace\u0000llm\u0000${r.session}\u0000${r.exchange}`, 32),
+      spanId: llmSpanId(r.session, r.exchange),
+      name: model !== undefined ? `${operation} ${model}` : operation,
+      kind: 'client',
+      startTime: Math.min(startTime, r.time),
+      endTime: r.time,
+      attributes,
+      status,
+      events: [],
+      links: [],
+      resource: { label: r.label, session: r.session, channel: r.channel },
+    };
+  }
+
+  private remember<V>(map: Map<string, V>, key: string, value: V): void {
+    map.set(key, value);
+    if (map.size > this.maxOpen) map.delete(map.keys().next().value as string);
+  }
+}
+
+/**
+ * Every span of the given records (ordered by time, as readAllRecords gives them), with the trace's links
+ * applied: the LLM calls of one turn share one trace under a `turn` span, and each tool round trip's MCP
+ * `tools/call` span becomes a child of the LLM call that asked for it (with a link to the call that carried
+ * its result back). A `traceparent` the host put in `params._meta` wins over the round trip: the span stays in
+ * the host's trace and gets a link to the LLM span instead.
+ */
+export function buildSpans(records: readonly LogRecord[], trace?: Trace): SpanData[] {
+  const builder = new SpanBuilder({ maxOpen: Number.MAX_SAFE_INTEGER });
+  const spans: SpanData[] = [];
+  for (const r of records) spans.push(...builder.push(r));
+  spans.push(...builder.end(records[records.length - 1]?.time ?? 0));
+  if (trace) joinTrace(spans, trace);
+  return spans.sort((a, b) => a.startTime - b.startTime);
+}
+
+function joinTrace(spans: SpanData[], trace: Trace): void {
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  // Turns: one trace per user turn, rooted in a span that covers the whole turn.
+  for (const turn of trace.turns) {
+    const first = turn.exchanges[0];
+    if (first === undefined) continue;
+    const traceId = hex(`turn\u0000${turn.session}\u0000${first}`, 32);
+    const rootId = hex(`turn-span\u0000${turn.session}\u0000${first}`, 16);
+    spans.push({
+      traceId,
+      spanId: rootId,
+      name: `turn ${turn.turn}`,
+      kind: 'internal',
+      startTime: turn.time,
+      endTime: turn.endTime,
+      attributes: {
+        'gen_ai.operation.name': 'invoke_agent',
+        'mcptap.turn': turn.turn,
+        'mcptap.llm_calls': turn.llmCalls,
+        'mcptap.tool_calls': turn.toolCalls,
+        ...(turn.model !== null ? { 'gen_ai.request.model': turn.model } : {}),
+      },
+      status: { code: 'unset' },
+      events: [],
+      links: [],
+      resource: { label: turn.label, session: turn.session, channel: turn.channel },
+    });
+    for (const exchange of turn.exchanges) {
+      const s = byId.get(llmSpanId(turn.session, exchange));
+      if (!s) continue;
+      s.traceId = traceId;
+      s.parentSpanId = rootId;
+    }
+  }
+  // Round trips: the MCP call joins the trace of the LLM call that asked for it.
+  for (const trip of trace.roundTrips) {
+    if (!trip.llm || !trip.mcp) continue;
+    const llm = byId.get(llmSpanId(trip.llm.session, trip.llm.exchange));
+    const mcp = byId.get(mcpSpanId(trip.mcp.session, trip.mcp.seq));
+    if (!llm || !mcp) continue;
+    if (trip.llm.toolCallId !== null) mcp.attributes['gen_ai.tool.call.id'] = trip.llm.toolCallId;
+    if (trip.turn !== null) mcp.attributes['mcptap.turn'] = trip.turn;
+    if (mcp.attributes['mcptap.traceparent'] !== undefined) {
+      mcp.links.push({ traceId: llm.traceId, spanId: llm.spanId, attributes: { 'mcptap.link': 'model-tool-call' } });
+    } else {
+      mcp.traceId = llm.traceId;
+      mcp.parentSpanId = llm.spanId;
+    }
+    if (trip.fedBackIn) {
+      const fed = byId.get(llmSpanId(trip.fedBackIn.session, trip.fedBackIn.exchange));
+      if (fed) mcp.links.push({ traceId: fed.traceId, spanId: fed.spanId, attributes: { 'mcptap.link': 'result-fed-back' } });
+    }
+  }
+}
+
+/** `chat` for chat endpoints, `text_completion` for generate/completions, `embeddings`; else `chat`. */
+function operationOf(endpoint: string): string {
+  if (/embed/.test(endpoint)) return 'embeddings';
+  if (/\/api\/generate$|\/completions$/.test(endpoint) && !/chat/.test(endpoint)) return 'text_completion';
+  return 'chat';
+}
+
+function hex(text: string, digits: number): string {
+  const h = createHash('sha256').update(text).digest('hex').slice(0, digits);
+  // An all-zero id is invalid in OTLP; a hash that starts so is astronomically unlikely, but never emit one.
+  return /^0+$/.test(h) ? `${'0'.repeat(digits - 1)}1` : h;
+}
+
+function parseRaw(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    return asObject(JSON.parse(raw));
+  } catch {
+    return undefined;
+  }
+}

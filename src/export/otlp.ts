@@ -1,0 +1,86 @@
+/**
+ * `mcptap export --format otlp`: the spans of otlp-spans.ts as OTLP/JSON (an ExportTraceServiceRequest, what an
+ * OTLP/HTTP receiver takes at /v1/traces), serialized by OpenTelemetry's own @opentelemetry/otlp-transformer so
+ * the encoding (hex ids, nanosecond strings, attribute values, resource grouping) is the SDK's, not ours.
+ *
+ * The spans are handed to the serializer as ReadableSpan objects, the shape the SDK's exporters take: the
+ * timestamps and ids come from the logs, so spans are not started through a Tracer (which would stamp "now" and
+ * fresh ids).
+ */
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import type { Attributes, HrTime, Link, SpanContext } from '@opentelemetry/api';
+import type { LogRecord } from '../log/schema.js';
+import { linkTrace, type LinkOptions } from '../trace/link.js';
+import { MCPTAP_VERSION } from '../version.js';
+import { buildSpans, type SpanData } from './otlp-spans.js';
+
+/** OpenTelemetry's SpanKind and SpanStatusCode numbers (from @opentelemetry/api; written out to avoid loading it). */
+const KIND = { internal: 0, server: 1, client: 2 } as const;
+const STATUS = { unset: 0, ok: 1, error: 2 } as const;
+const SAMPLED = 1;
+
+/** Turn plain spans into the ReadableSpan objects OpenTelemetry's exporters and serializers take. */
+export function toReadableSpans(spans: readonly SpanData[]): ReadableSpan[] {
+  const resources = new Map<string, Resource>();
+  const resourceOf = (s: SpanData): Resource => {
+    const key = `${s.resource.label}\u0000${s.resource.session}\u0000${s.resource.channel}`;
+    let resource = resources.get(key);
+    if (!resource) {
+      resource = resourceFromAttributes({
+        'service.name': 'mcptap',
+        'service.version': MCPTAP_VERSION,
+        'mcptap.label': s.resource.label,
+        'mcptap.session': s.resource.session,
+        'mcptap.channel': s.resource.channel,
+      });
+      resources.set(key, resource);
+    }
+    return resource;
+  };
+  const scope = { name: 'mcptap', version: MCPTAP_VERSION };
+  return spans.map((s): ReadableSpan => {
+    const context: SpanContext = { traceId: s.traceId, spanId: s.spanId, traceFlags: SAMPLED };
+    const links: Link[] = s.links.map((l) => ({ context: { traceId: l.traceId, spanId: l.spanId, traceFlags: SAMPLED }, attributes: l.attributes as Attributes }));
+    const startTime = hrTime(s.startTime);
+    const endTime = hrTime(s.endTime);
+    return {
+      name: s.name,
+      kind: KIND[s.kind],
+      spanContext: () => context,
+      ...(s.parentSpanId !== undefined ? { parentSpanContext: { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: SAMPLED } } : {}),
+      startTime,
+      endTime,
+      duration: hrTime(s.endTime - s.startTime),
+      status: { code: STATUS[s.status.code], ...(s.status.message !== undefined ? { message: s.status.message } : {}) },
+      attributes: s.attributes as Attributes,
+      links,
+      events: s.events.map((e) => ({ name: e.name, time: hrTime(e.time), attributes: e.attributes as Attributes })),
+      ended: true,
+      resource: resourceOf(s),
+      instrumentationScope: scope,
+      droppedAttributesCount: 0,
+      droppedEventsCount: 0,
+      droppedLinksCount: 0,
+    };
+  });
+}
+
+/** The OTLP/JSON text (ExportTraceServiceRequest) of these spans. */
+export function serializeOtlpJson(spans: readonly SpanData[]): string {
+  const bytes = JsonTraceSerializer.serializeRequest(toReadableSpans(spans));
+  return new TextDecoder().decode(bytes ?? new Uint8Array());
+}
+
+/** Records of one or more logs → OTLP/JSON, with tool round trips joined into their LLM calls' traces. */
+export function formatOtlp(records: readonly LogRecord[], options: LinkOptions = {}): string {
+  return serializeOtlpJson(buildSpans(records, linkTrace(records, options)));
+}
+
+/** Epoch milliseconds (fractions kept to the microsecond) as OpenTelemetry's [seconds, nanoseconds]. */
+function hrTime(ms: number): HrTime {
+  const whole = Math.floor(ms / 1000);
+  const nanos = Math.round((ms - whole * 1000) * 1e6);
+  return nanos >= 1e9 ? [whole + 1, nanos - 1e9] : [whole, nanos];
+}
