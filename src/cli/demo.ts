@@ -15,7 +15,7 @@ export const registerDemo: RegisterCommand = (cli) =>
         .option('client', { choices: ['ollama', 'openai'] as const, default: 'ollama' as DemoClient, describe: 'Which npm LLM client the agent uses' })
         .option('log-dir', { type: 'string', describe: 'Folder for the demo logs (default: a fresh logs/demo-<time> folder)' })
         .option('prompt', { type: 'string', describe: 'The user question (the recorded model answers the same way whatever you ask)' })
-        .option('speed', { type: 'number', default: 20, describe: 'Replay speed of the recorded model: 1 = the recorded timing, 20 = twenty times faster' })
+        .option('speed', { type: 'number', default: 20, describe: 'Replay speed of the recorded model: 1 = the recorded timing, 20 = twenty times faster, 0 = no pauses' })
         .option('llm', { type: 'string', describe: 'Use this LLM API instead of the recorded one, e.g. http://127.0.0.1:11434 (a local Ollama)' })
         .option('model', { type: 'string', describe: 'Model to ask (default: the recorded model)' })
         .option('color', { type: 'boolean', describe: 'Colour the output (default: when stdout is a terminal)' })
@@ -24,7 +24,7 @@ export const registerDemo: RegisterCommand = (cli) =>
     async (argv) => {
       try {
         const speed = argv.speed as number;
-        if (!Number.isFinite(speed) || speed <= 0) throw new McptapError('BAD_FLAG', `--speed must be a number above 0, not ${String(argv.speed)}.`);
+        if (!Number.isFinite(speed) || speed < 0) throw new McptapError('BAD_FLAG', `--speed must be a number, 0 or more (0 plays the recording without pauses), not ${String(argv.speed)}.`);
         const color = wantColor(argv.color as boolean | undefined);
         const result = await runDemo({
           client: argv.client as DemoClient,

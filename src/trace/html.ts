@@ -57,7 +57,7 @@ ${trace.diagnostics.length > 0 ? `<section id="findings"><h2>Findings</h2><ul>${
 }
 
 /** Layout of the SVG sequence diagram, in pixels. */
-const COL = 210;
+const COL = 250;
 const MARGIN = 20;
 const HEAD_Y = 10;
 const HEAD_H = 38;
@@ -104,7 +104,7 @@ export function renderSequenceSvg(timeline: Timeline): string {
       return;
     }
     const span = Math.abs(x2 - x1);
-    const text = preview(s.text, Math.max(18, Math.floor(span / 6.6)));
+    const text = preview(s.text, Math.max(18, Math.floor(span / 6.3)));
     const dash = s.style === 'request' ? '' : ' stroke-dasharray="6 4"';
     const marker = s.style === 'error' ? 'url(#cross)' : 'url(#arrow)';
     parts.push(

@@ -49,7 +49,7 @@ describe('renderSequenceSvg', () => {
   it('points each arrow from the sender column to the receiver column', () => {
     const step = timeline.steps.findIndex((s) => s.text.startsWith('tools/call'));
     const m = new RegExp(`data-step="${step}"><title>[^<]*</title><line class="arrow" x1="(\\d+)" y1="\\d+" x2="(\\d+)"`).exec(svg);
-    // host is column 1, weather column 3: x = 20 + 210 * i + 105.
-    expect([Number(m![1]), Number(m![2])]).toEqual([335, 755]);
+    // host is column 1, weather column 3: x = 20 + 250 * i + 125.
+    expect([Number(m![1]), Number(m![2])]).toEqual([395, 895]);
   });
 });
