@@ -232,14 +232,23 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   }
   function escalate(reason: 'stdin-end' | NodeJS.Signals): void {
     if (killTimer) return;
-    const first = reason === 'stdin-end' ? undefined : reason;
-    if (first) sendSignal(first);
-    killTimer = setTimeout(() => {
-      if (first === undefined) sendSignal('SIGTERM');
+    const kill = (): void => {
       killTimer = setTimeout(() => sendSignal('SIGKILL'), grace);
       killTimer.unref();
-    }, grace);
-    killTimer.unref();
+    };
+    if (reason === 'stdin-end') {
+      // As the MCP SDK's client does: the server gets a grace period to exit on EOF, then SIGTERM, then SIGKILL.
+      killTimer = setTimeout(() => {
+        sendSignal('SIGTERM');
+        kill();
+      }, grace);
+      killTimer.unref();
+    } else {
+      // A signal was already sent: one grace period, then SIGKILL (not two: a host that sends SIGTERM waits
+      // only so long before killing mcptap itself, and then the child would be left behind).
+      sendSignal(reason);
+      kill();
+    }
   }
 
   const exited = new Promise<StdioTapExit>((resolve) => {
