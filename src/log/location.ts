@@ -37,10 +37,37 @@ export function labelFromCommand(command: string, args: readonly string[] = []):
   const base = basename(command).replace(/\.(exe|cmd|bat|js|mjs|cjs|py)$/i, '');
   // `node server.js`, `python weather.py`, `npx -y pkg`: the script or package says more than the runtime.
   if (/^(node|python3?|uv|uvx|npx|bun|deno|tsx)$/i.test(base)) {
-    const script = args.find((a) => !a.startsWith('-') && a !== 'run');
+    const script = scriptOf(base, args);
     if (script) return safeLabel(basename(script).replace(/\.(js|mjs|cjs|ts|py)$/i, '').replace(/^@[^/]+\//, ''));
   }
   return safeLabel(base);
+}
+
+/** Flags whose value is inline code, per runtime: a snippet is no name, the runtime's own name says more. */
+const CODE_FLAGS: Record<string, RegExp> = {
+  node: /^(-e|--eval|-p|--print)(=|$)/,
+  bun: /^(-e|--eval|-p|--print)(=|$)/,
+  deno: /^eval$/,
+  python: /^-c/,
+  python3: /^-c/,
+};
+/** Flags that take a separate value which is not the script (`node --import tsx`, `npx -p pkg`, `uvx --from x`). */
+const VALUE_FLAGS = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-p', '--package', '-W', '-X', '--with', '--from', '--python']);
+
+/** The script, module or package a runtime is asked to run, if the arguments name one. */
+function scriptOf(runtime: string, args: readonly string[]): string | undefined {
+  const code = CODE_FLAGS[runtime.toLowerCase()];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (code?.test(arg)) return undefined;
+    if (arg === '-m') return args[i + 1]; // python -m module
+    if (VALUE_FLAGS.has(arg)) {
+      i++;
+      continue;
+    }
+    if (!arg.startsWith('-') && arg !== 'run') return arg;
+  }
+  return undefined;
 }
 
 /** A session id unique across logs: label, start time, and random bits. */

@@ -51,6 +51,15 @@ describe('names', () => {
     expect(labelFromCommand('/opt/bin/mcp-weather', ['--port', '1'])).toBe('mcp-weather');
     expect(labelFromCommand('node', [])).toBe('node');
   });
+  test('inline code is not a name; a module is', () => {
+    expect(labelFromCommand('node', ['-e', "process.kill(process.pid, 'SIGKILL')"])).toBe('node');
+    expect(labelFromCommand('node', ['--eval=console.log(1)'])).toBe('node');
+    expect(labelFromCommand('python3', ['-c', 'import weather; weather.main()'])).toBe('python3');
+    expect(labelFromCommand('python', ['-m', 'weather_server'])).toBe('weather_server');
+    expect(labelFromCommand('python', ['-u', '-m', 'mcp_server_git', '--repository', '.'])).toBe('mcp_server_git');
+    expect(labelFromCommand('node', ['--import', 'tsx', 'server.ts'])).toBe('server');
+    expect(labelFromCommand('npx', ['-y', '-p', 'pkg-a', 'tool-b'])).toBe('tool-b');
+  });
   test('session ids are unique and carry label and time', () => {
     const a = newSessionId('weather', date);
     const b = newSessionId('weather', date);
