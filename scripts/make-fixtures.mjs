@@ -11,11 +11,12 @@
  *   mcp-stdio/everything-sdk.ndjson   the SDK client scenario (test/support/sdk-scenario.mjs) ↔ server-everything
  *   mcp-stdio/polluted.ndjson         server-everything behind a shell that prints a banner on stdout first
  *   mcp-stdio/unanswered.ndjson       a client that hangs up while a tools/call is still running
- *   mcp-http/everything-sdk.ndjson    the same scenario over Streamable HTTP, through `mcptap http`
- *   ollama/agent.ndjson               an ollama-client agent ↔ fixtures/llm-upstream.mjs, through `mcptap http`
+ *   mcp-http/everything-sdk.ndjson    the same scenario over Streamable HTTP: server-everything behind `mcptap http`
+ *   ollama/agent.ndjson               test/support/ollama-agent.mjs (real `ollama` client, streaming) ↔
+ *                                     fixtures/llm-upstream.mjs (the captured turns) behind `mcptap http`
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, renameSync, mkdirSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, renameSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,13 +91,85 @@ async function stdioCaptures() {
   });
 }
 
-async function httpCaptures() {
-  const http = await import('./make-fixtures-http.mjs').catch(() => undefined);
-  if (!http) {
-    process.stdout.write('skipping HTTP captures: scripts/make-fixtures-http.mjs is not there yet\n');
-    return;
+/** A free TCP port (server-everything takes its port from $PORT and cannot be given 0). */
+async function freePort() {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Start a child and wait until its output matches `ready`; returns the child and the match. */
+async function startChild(command, args, ready, env = process.env) {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const match = await new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      output += chunk.toString('utf8');
+      const m = ready.exec(output);
+      if (m) resolve(m);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited (${code}) before it was ready:\n${output}`)));
+    setTimeout(() => reject(new Error(`timed out starting ${command} ${args.join(' ')}:\n${output}`)), 15000).unref();
+  });
+  child.removeAllListeners('exit');
+  return { child, match };
+}
+
+async function stopChild(child, signal = 'SIGINT') {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await gone;
+}
+
+/** `mcptap http` in front of `target`, logging into a fresh folder; `drive(url)` runs the client through it. */
+async function recordHttp(to, label, target, drive) {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-fixture-'));
+  const { child, match } = await startChild(
+    NODE,
+    [MCPTAP, 'http', '--target', target, '--listen', '0', '--log-dir', dir, '--name', label, '--max-body', MAX_BODY],
+    /listening on (http:\/\/\S+?),/,
+  );
+  try {
+    await drive(match[1]);
+  } finally {
+    await stopChild(child);
   }
-  await http.makeHttpFixtures({ ROOT, OUT, MCPTAP, NODE, EVERYTHING_ABS, MAX_BODY, moveLog, waitFor, spawn, mkdtempSync, tmpdir, existsSync });
+  moveLog(dir, to);
+}
+
+async function httpCaptures() {
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const port = await freePort();
+  const everything = await startChild(NODE, [EVERYTHING_ABS[0], 'streamableHttp'], /listening on port|running on port/i, { ...process.env, PORT: String(port) });
+  try {
+    await recordHttp('mcp-http/everything-sdk.ndjson', 'everything-http', `http://127.0.0.1:${port}`, async (url) => {
+      await runSdkScenario(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+    });
+  } finally {
+    await stopChild(everything.child);
+  }
+
+  // The LLM stand-in plays the captured Ollama turns at 4× their recorded pace (the fixture keeps the spacing).
+  const { startLlmUpstream } = await import('../fixtures/llm-upstream.mjs');
+  const { runOllamaAgent } = await import('../test/support/ollama-agent.mjs');
+  const upstream = await startLlmUpstream({ speed: 4, port: 0 });
+  try {
+    await recordHttp('ollama/agent.ndjson', 'ollama', upstream.url, async (url) => {
+      const run = await runOllamaAgent(url);
+      process.stdout.write(`ollama agent answered: ${run.answer.slice(0, 80)}…\n`);
+    });
+  } finally {
+    await upstream.close();
+  }
 }
 
 const which = process.argv[2] ?? 'all';

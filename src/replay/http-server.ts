@@ -5,7 +5,7 @@
  *
  * The I/O edge only: matching, chunk plans and id rewriting live in http-script.ts. Binds 127.0.0.1 unless told.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readLogs } from '../log/reader.js';
 import type { LogRecord } from '../log/schema.js';
@@ -91,7 +91,7 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
         sendMiss(res, live.path, body, picked.message);
         return;
       }
-      serve(req, res, picked, body);
+      serve(res, picked, body);
     });
   });
 
@@ -107,7 +107,7 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
     timers.add(timer);
   }
 
-  function serve(req: IncomingMessage, res: ServerResponse, exchange: RecordedExchange, body: string | undefined): void {
+  function serve(res: ServerResponse, exchange: RecordedExchange, body: string | undefined): void {
     if (exchange.status === undefined) {
       // The upstream never answered when this was recorded (unreachable or reset before headers): say so.
       sendJson(res, 502, { error: `mcptap replay: when recorded, ${exchange.method} ${exchange.path} got no response from upstream (${exchange.outcome}).` });
@@ -119,8 +119,9 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
     const recordedIds = { ...(exchange.rpcId !== undefined ? { id: exchange.rpcId } : {}), token: exchange.progressToken };
     const liveIds = { ...(rpc ? { id: rpc.id } : {}), token: rpc?.progressToken };
     const plan = planChunks(exchange.body, exchange.chunks, options);
+    // 'close' on the response (not the socket, which keep-alive shares between requests): finished or hung up.
     let closed = false;
-    req.socket.on('close', () => {
+    res.on('close', () => {
       closed = true;
     });
     later(options.noDelay ? 0 : exchange.ttfbMs / (options.speed ?? 1), () => {

@@ -1,0 +1,96 @@
+import { describe, expect, test } from 'vitest';
+import { checkRecords, formatCheckSummary, formatJunit, parseSignals } from '../../src/check/check.js';
+import type { LogRecord } from '../../src/log/schema.js';
+
+let seq = 0;
+const base = (kind: string, extra: Record<string, unknown>): LogRecord =>
+  ({ v: 1, time: 1000 + seq, seq: seq++, session: 'weather-1', channel: 'stdio', label: 'weather', kind, msg: `${kind} #${seq - 1}`, ...extra }) as LogRecord;
+const request = (id: number, method: string, extra: Record<string, unknown> = {}): LogRecord =>
+  base('request', { dir: 'c2s', id, method, raw: JSON.stringify({ jsonrpc: '2.0', id, method }), bytes: 10, ...extra });
+const response = (id: number, requestSeq: number, extra: Record<string, unknown> = {}): LogRecord =>
+  base('response', { dir: 's2c', id, requestSeq, raw: JSON.stringify({ jsonrpc: '2.0', id, result: {} }), bytes: 10, ...extra });
+
+function clean(): LogRecord[] {
+  seq = 0;
+  return [request(0, 'initialize'), response(0, 0), request(1, 'tools/list'), response(1, 2)];
+}
+
+describe('checkRecords', () => {
+  test('a clean capture passes, with nothing found', () => {
+    const report = checkRecords(clean());
+    expect(report.failed).toBe(false);
+    expect(report.findings).toEqual([]);
+    expect(report.sessions).toEqual([
+      { session: 'weather-1', label: 'weather', channel: 'stdio', records: 4, requests: 2, counts: { errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } },
+    ]);
+  });
+
+  test('stdout pollution fails as invalid', () => {
+    const records = clean();
+    records.push(base('invalid', { dir: 's2c', reason: 'plain text, not JSON', raw: 'Server starting', bytes: 15, msg: 'The server wrote a line that is not JSON-RPC.' }));
+    const report = checkRecords(records);
+    expect(report.failed).toBe(true);
+    expect(report.findings).toEqual([{ signal: 'invalid', session: 'weather-1', label: 'weather', seq: 4, time: 1004, message: 'The server wrote a line that is not JSON-RPC.' }]);
+  });
+
+  test('a request with no response fails as unanswered, whether or not a pending record says so', () => {
+    const cut = clean();
+    cut.push(request(2, 'tools/call', { tool: 'get_forecast' }));
+    const report = checkRecords(cut);
+    expect(report.findings.map((f) => [f.signal, f.seq])).toEqual([['unanswered', 4]]);
+    expect(report.findings[0]!.message).toBe("The client's request tools/call get_forecast #2 has no response in the log (the log ends before it was answered).");
+
+    const pending = clean();
+    pending.push(request(2, 'tools/call'), base('pending', { dir: 'c2s', id: 2, method: 'tools/call', requestSeq: 4, ageMs: 5, msg: 'never answered' }));
+    expect(checkRecords(pending).findings.map((f) => [f.signal, f.message])).toEqual([['unanswered', 'never answered']]);
+  });
+
+  test('a cancelled request is not unanswered', () => {
+    const records = clean();
+    records.push(request(2, 'tools/call'), base('notification', { dir: 'c2s', method: 'notifications/cancelled', requestSeq: 4, raw: '{}', bytes: 2 }));
+    expect(checkRecords(records).failed).toBe(false);
+  });
+
+  test('error responses, LLM errors and HTTP 5xx fail as errors; isError only when asked', () => {
+    const records = clean();
+    records.push(request(2, 'tools/call'), response(2, 4, { error: { code: -32602, message: 'bad' }, msg: 'error' }));
+    records.push(request(3, 'tools/call'), response(3, 6, { isError: true, msg: 'tool failed' }));
+    records.push(base('llm-error', { dir: 's2c', exchange: 'x1', endpoint: '/api/chat', status: 500, phase: 'before-stream', error: 'boom', msg: 'llm failed' }));
+    records.push(base('http-response', { dir: 's2c', exchange: 'x2', status: 503, headers: {}, ttfbMs: 1, msg: '503' }));
+    const report = checkRecords(records);
+    expect(report.findings.map((f) => f.signal)).toEqual(['errors', 'tool-errors', 'errors', 'errors']);
+    expect(report.failed).toBe(true);
+    expect(checkRecords(records, { failOn: ['invalid'] }).failed).toBe(false);
+    expect(checkRecords(records, { failOn: ['tool-errors'] }).failed).toBe(true);
+  });
+});
+
+describe('parseSignals', () => {
+  test('commas, repeats and all', () => {
+    expect(parseSignals(['errors,invalid', 'errors'])).toEqual(['errors', 'invalid']);
+    expect(parseSignals(['all'])).toEqual(['errors', 'invalid', 'unanswered', 'broken', 'tool-errors']);
+    expect(() => parseSignals(['oops'])).toThrow('--fail-on takes errors, invalid, unanswered, broken, tool-errors or all, not "oops".');
+  });
+});
+
+describe('reports', () => {
+  test('the summary says PASS or FAIL first and lists failing findings', () => {
+    const records = clean();
+    records.push(base('invalid', { dir: 's2c', reason: 'x', raw: 'hello', bytes: 5, msg: 'Not JSON-RPC on stdout.' }));
+    const text = formatCheckSummary(checkRecords(records));
+    expect(text.split('\n')[0]).toBe('mcptap check: FAIL — 1 session, failing on errors, invalid, unanswered, broken');
+    expect(text).toContain('  ✗ weather (stdio, weather-1): 2 requests, 1 invalid');
+    expect(text).toContain('  invalid    weather #4: Not JSON-RPC on stdout.');
+    expect(formatCheckSummary(checkRecords(clean())).split('\n')[0]).toMatch(/^mcptap check: PASS/);
+  });
+
+  test('JUnit: one testcase per signal, failures escaped, unchosen signals skipped', () => {
+    const records = clean();
+    records.push(base('invalid', { dir: 's2c', reason: 'x', raw: '<b>', bytes: 3, msg: 'Line "<b>" & more' }));
+    const xml = formatJunit(checkRecords(records, { failOn: ['invalid', 'errors'] }));
+    expect(xml).toContain('<testsuites name="mcptap check" tests="5" failures="1">');
+    expect(xml).toContain('<failure type="invalid" message="1 found">#4 Line &quot;&lt;b&gt;&quot; &amp; more</failure>');
+    expect(xml).toContain('<testcase classname="mcptap.check.weather" name="every request answered"><skipped message="not in --fail-on"/></testcase>');
+    expect(xml).toContain('<testcase classname="mcptap.check.weather" name="no error responses"/>');
+  });
+});
