@@ -13,8 +13,9 @@ import { registerReplay } from './replay.js';
 import { registerCheck } from './check.js';
 import { registerDiff } from './diff.js';
 import { registerDemo } from './demo.js';
+import { registerPrune } from './prune.js';
 
-const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerCheck, registerDiff, registerHttp, registerDemo];
+const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerCheck, registerDiff, registerHttp, registerDemo, registerPrune];
 
 const argv = hideBin(process.argv);
 const separator = argv.indexOf('--');
