@@ -12,6 +12,7 @@
 
 const LF = 0x0a;
 const CR = 0x0d;
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** One event: the fields it set, as a client would see them. */
 export interface SseEvent {
@@ -53,7 +54,8 @@ export class SseFramer {
   private lineKept = 0;
   private lineCut = false;
   private pendingCr = false;
-  private started = false;
+  /** Bytes seen so far while the stream might still open with a BOM; undefined once that is decided. */
+  private bomCheck: Buffer | undefined = Buffer.alloc(0);
   // The event being built.
   private data: string[] = [];
   private dataBytes = 0;
@@ -73,11 +75,20 @@ export class SseFramer {
   push(chunk: Buffer): SseItem[] {
     const items: SseItem[] = [];
     let i = 0;
-    if (!this.started && chunk.length > 0) {
-      this.started = true;
-      // A UTF-8 BOM may open the stream (possibly split, but it is 3 bytes: accept it whole only).
-      if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
-        i = 3;
+    if (this.bomCheck) {
+      // A UTF-8 BOM may open the stream, and may itself be split across chunks: hold back a matching prefix.
+      const seen = this.bomCheck.length ? Buffer.concat([this.bomCheck, chunk]) : chunk;
+      const n = Math.min(seen.length, 3);
+      if (seen.subarray(0, n).equals(BOM.subarray(0, n))) {
+        if (seen.length < 3) {
+          this.bomCheck = seen;
+          return items;
+        }
+        this.bomCheck = undefined;
+        chunk = seen.subarray(3);
+      } else {
+        this.bomCheck = undefined;
+        chunk = seen;
       }
     }
     if (this.pendingCr && i < chunk.length) {
@@ -107,6 +118,12 @@ export class SseFramer {
   /** The stream ended: returns an event cut off before its blank line, if one was being built. */
   end(): SseItem[] {
     const items: SseItem[] = [];
+    if (this.bomCheck?.length) {
+      // The stream ended inside what looked like a BOM: those bytes were content after all.
+      const held = this.bomCheck;
+      this.bomCheck = undefined;
+      items.push(...this.push(held));
+    }
     if (this.lineKept > 0 || this.lineCut) this.endLine(items);
     if (this.touched) {
       const event = this.dispatch();
