@@ -1,0 +1,402 @@
+/**
+ * `mcptap export --format har`: logs as a HAR 1.2 archive, the format browser devtools, proxies and HAR viewers
+ * import. The mapping is documented in docs/log-format.md ("HAR export mapping"); in short:
+ *
+ * - every HTTP exchange the HTTP tap saw is one entry, as it was: method, URL (the upstream target + path),
+ *   headers as logged (secrets already redacted), request and response bodies as far as the log kept them,
+ *   status, and timings from the tap's clock (send = request start → request end, wait = time to response
+ *   headers, receive = headers → end).
+ * - an LLM call is its HTTP exchange's entry, with `_llm` (model, tool calls, usage, time to first token) added;
+ *   an MCP message carried over HTTP is listed in its exchange's `_mcp`.
+ * - an MCP call that travelled outside HTTP (stdio) becomes one entry of its own: `POST
+ *   mcp+stdio://<label>/<method>?name=<tool>`, the JSON-RPC request as the posted body, the response as the
+ *   content, status 200 for a result, 500 for a JSON-RPC error, 0 when it was never answered; the tool's own
+ *   failure (`isError`) is status 200 with statusText `Tool error`.
+ *
+ * Fields HAR has no place for go in `_`-prefixed custom fields, which HAR 1.2 allows and readers ignore.
+ * Pure: records in (ordered by time, as readAllRecords gives them), a plain object out.
+ */
+import { STATUS_CODES } from 'node:http';
+import type {
+  HttpEndRecord,
+  HttpRequestRecord,
+  HttpResponseRecord,
+  LlmErrorRecord,
+  LlmRequestRecord,
+  LlmResponseRecord,
+  LogRecord,
+  LoggedHeaders,
+  PendingRecord,
+  RequestRecord,
+  ResponseRecord,
+} from '../log/schema.js';
+import { MCPTAP_VERSION } from '../version.js';
+
+/** A HAR name/value pair (headers, query string). */
+export interface HarNameValue {
+  name: string;
+  value: string;
+}
+
+/** One HAR 1.2 entry. */
+export interface HarEntry {
+  startedDateTime: string;
+  time: number;
+  request: {
+    method: string;
+    url: string;
+    httpVersion: string;
+    cookies: HarNameValue[];
+    headers: HarNameValue[];
+    queryString: HarNameValue[];
+    postData?: { mimeType: string; text: string; comment?: string };
+    headersSize: number;
+    bodySize: number;
+  };
+  response: {
+    status: number;
+    statusText: string;
+    httpVersion: string;
+    cookies: HarNameValue[];
+    headers: HarNameValue[];
+    content: { size: number; mimeType: string; text?: string; encoding?: string; comment?: string };
+    redirectURL: string;
+    headersSize: number;
+    bodySize: number;
+  };
+  cache: Record<string, never>;
+  timings: { blocked: number; dns: number; connect: number; send: number; wait: number; receive: number; ssl: number };
+  comment?: string;
+  /** mcptap: where the entry came from. */
+  _mcptap: Record<string, unknown>;
+  /** mcptap: the LLM call this exchange carried. */
+  _llm?: Record<string, unknown>;
+  /** mcptap: the MCP messages this exchange carried. */
+  _mcp?: Record<string, unknown>[];
+}
+
+/** A HAR 1.2 archive. */
+export interface Har {
+  log: {
+    version: '1.2';
+    creator: { name: string; version: string };
+    entries: HarEntry[];
+    comment?: string;
+  };
+}
+
+interface HttpParts {
+  label: string;
+  session: string;
+  channel: string;
+  exchange: string;
+  request?: HttpRequestRecord;
+  response?: HttpResponseRecord;
+  end?: HttpEndRecord;
+  llmRequest?: LlmRequestRecord;
+  llmResponse?: LlmResponseRecord;
+  llmError?: LlmErrorRecord;
+  mcp: Record<string, unknown>[];
+  sse: number;
+}
+
+/** Build the HAR archive of these records. */
+export function buildHar(records: readonly LogRecord[]): Har {
+  const targets = new Map<string, string>();
+  const exchanges = new Map<string, HttpParts>();
+  const stdioCalls: { request: RequestRecord; response?: ResponseRecord; pending?: PendingRecord }[] = [];
+  const openCalls = new Map<string, (typeof stdioCalls)[number]>();
+
+  const parts = (r: LogRecord & { exchange: string }): HttpParts => {
+    const key = `${r.label}\u0000${r.exchange}`;
+    let p = exchanges.get(key);
+    if (!p) {
+      p = { label: r.label, session: r.session, channel: r.channel, exchange: r.exchange, mcp: [], sse: 0 };
+      exchanges.set(key, p);
+    }
+    return p;
+  };
+
+  for (const r of records) {
+    switch (r.kind) {
+      case 'lifecycle':
+        if (r.event === 'listen' && r.target !== undefined) targets.set(r.label, r.target);
+        break;
+      case 'http-request':
+        parts(r).request = r;
+        break;
+      case 'http-response':
+        parts(r).response = r;
+        break;
+      case 'http-end':
+        parts(r).end = r;
+        break;
+      case 'llm-request':
+        Object.assign(parts(r), { llmRequest: r, channel: r.channel });
+        break;
+      case 'llm-response':
+        parts(r).llmResponse = r;
+        break;
+      case 'llm-error':
+        parts(r).llmError = r;
+        break;
+      case 'sse':
+        parts(r).sse++;
+        break;
+      case 'request':
+      case 'response':
+      case 'notification':
+      case 'invalid': {
+        if (r.exchange !== undefined) {
+          const p = parts(r as LogRecord & { exchange: string });
+          p.channel = r.channel;
+          p.mcp.push({ kind: r.kind, dir: r.dir, ...('id' in r && r.id !== undefined ? { id: r.id } : {}), ...('method' in r && r.method !== undefined ? { method: r.method } : {}), seq: r.seq, session: r.session });
+          break;
+        }
+        if (r.kind === 'request') {
+          const call = { request: r };
+          stdioCalls.push(call);
+          openCalls.set(`${r.session}\u0000${r.seq}`, call);
+        } else if (r.kind === 'response' && r.requestSeq !== undefined) {
+          const call = openCalls.get(`${r.session}\u0000${r.requestSeq}`);
+          if (call) Object.assign(call, { response: r });
+        }
+        break;
+      }
+      case 'pending': {
+        const call = openCalls.get(`${r.session}\u0000${r.requestSeq}`);
+        if (call && !call.response) Object.assign(call, { pending: r });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  const entries: HarEntry[] = [];
+  for (const p of exchanges.values()) {
+    const entry = p.request ? httpEntry(p, targets) : p.llmRequest ? llmOnlyEntry(p, targets) : undefined;
+    if (entry) entries.push(entry);
+  }
+  for (const call of stdioCalls) entries.push(mcpEntry(call.request, call.response, call.pending));
+  entries.sort((a, b) => (a.startedDateTime < b.startedDateTime ? -1 : a.startedDateTime > b.startedDateTime ? 1 : 0));
+  return { log: { version: '1.2', creator: { name: 'mcptap', version: MCPTAP_VERSION }, entries } };
+}
+
+/** The archive as the text of a .har file. */
+export function formatHar(records: readonly LogRecord[]): string {
+  return `${JSON.stringify(buildHar(records), null, 2)}\n`;
+}
+
+function httpEntry(p: HttpParts, targets: Map<string, string>): HarEntry {
+  const req = p.request!;
+  const res = p.response;
+  const end = p.end;
+  const start = end ? Math.min(req.time, end.time - end.durationMs) : req.time;
+  const send = Math.max(0, req.time - start);
+  const wait = res ? res.ttfbMs : end ? Math.max(0, end.time - req.time) : 0;
+  const receive = res && end ? Math.max(0, end.time - res.time) : 0;
+  const url = urlOf(targets.get(p.label), req.headers, req.path);
+  const status = res?.status ?? end?.status ?? 0;
+  const mime = headerValue(res?.headers, 'content-type') ?? '';
+  const entry: HarEntry = {
+    startedDateTime: new Date(start).toISOString(),
+    time: ms(send + wait + receive),
+    request: {
+      method: req.method,
+      url,
+      httpVersion: 'HTTP/1.1',
+      cookies: [],
+      headers: harHeaders(req.headers),
+      queryString: queryOf(url),
+      ...(req.body !== undefined || req.bodyBytes > 0
+        ? {
+            postData: {
+              mimeType: headerValue(req.headers, 'content-type') ?? '',
+              text: req.body ?? '',
+              ...(req.bodyEncoding === 'base64' ? { comment: 'text is base64: the body was not valid UTF-8' } : {}),
+              ...(req.bodyTruncated ? { comment: `only the first part of the ${req.bodyBytes}-byte body was logged` } : {}),
+            },
+          }
+        : {}),
+      headersSize: -1,
+      bodySize: req.bodyBytes,
+    },
+    response: {
+      status,
+      statusText: statusText(status, end),
+      httpVersion: 'HTTP/1.1',
+      cookies: [],
+      headers: harHeaders(res?.headers ?? {}),
+      content: {
+        size: end?.body !== undefined && end.bodyEncoding !== 'base64' && !end.bodyTruncated ? Buffer.byteLength(end.body) : (end?.resBytes ?? 0),
+        mimeType: mime,
+        ...(end?.body !== undefined ? { text: end.body } : {}),
+        ...(end?.bodyEncoding === 'base64' ? { encoding: 'base64' } : {}),
+        ...(end?.bodyTruncated ? { comment: 'only the first part of the body was logged (--max-body)' } : {}),
+      },
+      redirectURL: headerValue(res?.headers, 'location') ?? '',
+      headersSize: -1,
+      bodySize: end?.resBytes ?? -1,
+    },
+    cache: {},
+    timings: { blocked: -1, dns: -1, connect: -1, send: ms(send), wait: ms(wait), receive: ms(receive), ssl: -1 },
+    _mcptap: {
+      session: p.session,
+      label: p.label,
+      channel: p.channel,
+      exchange: p.exchange,
+      ...(end ? { outcome: end.outcome } : {}),
+      ...(end?.error ? { error: end.error } : {}),
+      ...(p.sse > 0 ? { sseEvents: p.sse } : {}),
+    },
+  };
+  if (end && end.outcome !== 'complete') entry.comment = `The exchange did not complete: ${end.outcome}${end.error ? ` (${end.error.message})` : ''}.`;
+  const llm = llmSummary(p);
+  if (llm) entry._llm = llm;
+  if (p.mcp.length > 0) entry._mcp = p.mcp;
+  return entry;
+}
+
+/** An LLM call whose HTTP records are missing (a log filtered to LLM records): one entry from the LLM records. */
+function llmOnlyEntry(p: HttpParts, targets: Map<string, string>): HarEntry {
+  const q = p.llmRequest!;
+  const reply = p.llmResponse ?? p.llmError;
+  const wait = p.llmResponse ? (p.llmResponse.ttftMs ?? p.llmResponse.durationMs) : reply ? reply.time - q.time : 0;
+  const total = p.llmResponse ? p.llmResponse.durationMs : wait;
+  const status = reply?.status ?? 0;
+  const url = urlOf(targets.get(p.label), {}, q.endpoint);
+  return {
+    startedDateTime: new Date(q.time).toISOString(),
+    time: ms(total),
+    request: { method: 'POST', url, httpVersion: 'HTTP/1.1', cookies: [], headers: [], queryString: [], headersSize: -1, bodySize: -1 },
+    response: {
+      status,
+      statusText: STATUS_CODES[status] ?? '',
+      httpVersion: 'HTTP/1.1',
+      cookies: [],
+      headers: [],
+      content: { size: -1, mimeType: 'application/json', ...(p.llmResponse ? { text: p.llmResponse.content } : p.llmError ? { text: p.llmError.error } : {}), comment: 'the reply text as mcptap reassembled it, not the body bytes' },
+      redirectURL: '',
+      headersSize: -1,
+      bodySize: -1,
+    },
+    cache: {},
+    timings: { blocked: -1, dns: -1, connect: -1, send: 0, wait: ms(wait), receive: ms(Math.max(0, total - wait)), ssl: -1 },
+    _mcptap: { session: p.session, label: p.label, channel: p.channel, exchange: p.exchange },
+    _llm: llmSummary(p)!,
+  };
+}
+
+function llmSummary(p: HttpParts): Record<string, unknown> | undefined {
+  if (!p.llmRequest && !p.llmResponse && !p.llmError) return undefined;
+  const q = p.llmRequest;
+  const a = p.llmResponse;
+  return {
+    ...(q ? { endpoint: q.endpoint, model: q.model, stream: q.stream, messageCount: q.messageCount, toolsOffered: q.tools, toolResults: q.toolResults.length } : {}),
+    ...(a ? { responseModel: a.model, content: a.content, toolCalls: a.toolCalls, finishReason: a.finishReason, usage: a.usage, ttftMs: a.ttftMs, durationMs: a.durationMs } : {}),
+    ...(p.llmError ? { error: p.llmError.error, phase: p.llmError.phase } : {}),
+  };
+}
+
+function mcpEntry(q: RequestRecord, a: ResponseRecord | undefined, pending: PendingRecord | undefined): HarEntry {
+  const wait = a ? (a.latencyMs ?? Math.max(0, a.time - q.time)) : pending ? pending.ageMs : 0;
+  const status = a ? (a.error ? 500 : 200) : 0;
+  const statusText = !a ? 'No response' : a.error ? `JSON-RPC error ${a.error.code}: ${a.error.message}` : a.isError ? 'Tool error' : 'OK';
+  const url = `mcp+${q.channel}://${encodeURIComponent(q.label)}/${q.method.split('/').map(encodeURIComponent).join('/')}${q.tool !== undefined ? `?name=${encodeURIComponent(q.tool)}` : ''}`;
+  return {
+    startedDateTime: new Date(q.time).toISOString(),
+    time: ms(wait),
+    request: {
+      method: 'POST',
+      url,
+      httpVersion: 'JSON-RPC 2.0',
+      cookies: [],
+      headers: [],
+      queryString: q.tool !== undefined ? [{ name: 'name', value: q.tool }] : [],
+      postData: {
+        mimeType: 'application/json',
+        text: q.raw,
+        ...(q.truncated ? { comment: `only the first part of the ${q.bytes}-byte message was logged (sha256 ${q.sha256 ?? '?'})` } : {}),
+      },
+      headersSize: -1,
+      bodySize: q.bytes,
+    },
+    response: {
+      status,
+      statusText,
+      httpVersion: 'JSON-RPC 2.0',
+      cookies: [],
+      headers: [],
+      content: a
+        ? {
+            size: a.bytes,
+            mimeType: 'application/json',
+            text: a.raw,
+            ...(a.rawEncoding === 'base64' ? { encoding: 'base64' } : {}),
+            ...(a.truncated ? { comment: `only the first part of the ${a.bytes}-byte message was logged` } : {}),
+          }
+        : { size: 0, mimeType: 'application/json' },
+      redirectURL: '',
+      headersSize: -1,
+      bodySize: a ? a.bytes : -1,
+    },
+    cache: {},
+    timings: { blocked: -1, dns: -1, connect: -1, send: 0, wait: ms(wait), receive: 0, ssl: -1 },
+    ...(pending ? { comment: `No response: the request was still waiting after ${Math.round(pending.ageMs)} ms when the session ended.` } : {}),
+    _mcptap: {
+      session: q.session,
+      label: q.label,
+      channel: q.channel,
+      dir: q.dir,
+      id: q.id,
+      method: q.method,
+      ...(q.tool !== undefined ? { tool: q.tool } : {}),
+      seq: q.seq,
+      ...(a?.isError ? { isError: true } : {}),
+      ...(a?.error ? { error: a.error } : {}),
+    },
+  };
+}
+
+function urlOf(target: string | undefined, headers: LoggedHeaders, path: string): string {
+  const base = target ?? `http://${headerValue(headers, 'host') ?? 'unknown.invalid'}`;
+  // The tap logs the path the client sent (the proxy prefixes the target's own path, which is part of `target`).
+  try {
+    const t = new URL(base);
+    return `${t.origin}${t.pathname.replace(/\/$/, '')}${path.startsWith('/') ? path : `/${path}`}`;
+  } catch {
+    return `${base}${path}`;
+  }
+}
+
+function queryOf(url: string): HarNameValue[] {
+  try {
+    return [...new URL(url).searchParams].map(([name, value]) => ({ name, value }));
+  } catch {
+    return [];
+  }
+}
+
+function harHeaders(headers: LoggedHeaders): HarNameValue[] {
+  const out: HarNameValue[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    for (const v of Array.isArray(value) ? value : [value]) out.push({ name, value: String(v) });
+  }
+  return out;
+}
+
+function headerValue(headers: LoggedHeaders | undefined, name: string): string | undefined {
+  const v = headers?.[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function statusText(status: number, end: HttpEndRecord | undefined): string {
+  if (status === 0) return end ? end.outcome : 'No response';
+  return STATUS_CODES[status] ?? '';
+}
+
+/** Milliseconds to three decimals, never negative. */
+function ms(value: number): number {
+  return Math.max(0, Math.round(value * 1000) / 1000);
+}
