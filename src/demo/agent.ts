@@ -33,6 +33,8 @@ export interface AgentOptions {
   toolbox: Toolbox;
   /** Give up after this many model calls (a model that keeps calling tools must not loop forever). */
   maxRounds?: number;
+  /** Ask for streamed replies (NDJSON from Ollama, SSE from OpenAI) and put them together, as most agents do. */
+  stream?: boolean;
 }
 
 /** What the loop did. */
@@ -53,12 +55,22 @@ export async function runOllamaAgent(options: AgentOptions): Promise<AgentRun> {
   const messages: import('ollama').Message[] = [{ role: 'user', content: options.prompt }];
   const run: AgentRun = { answer: '', toolCalls: [], llmCalls: 0 };
   for (let round = 0; round < (options.maxRounds ?? 5); round++) {
-    const reply = await ollama.chat({ model: options.model, messages, tools, stream: false });
+    let message: import('ollama').Message;
+    if (options.stream) {
+      // Ollama sends each tool call whole in one chunk; text comes in pieces.
+      message = { role: 'assistant', content: '' };
+      for await (const part of await ollama.chat({ model: options.model, messages, tools, stream: true })) {
+        message.content += part.message.content;
+        if (part.message.tool_calls?.length) message.tool_calls = [...(message.tool_calls ?? []), ...part.message.tool_calls];
+      }
+    } else {
+      message = (await ollama.chat({ model: options.model, messages, tools, stream: false })).message;
+    }
     run.llmCalls++;
-    messages.push(reply.message);
-    const calls = reply.message.tool_calls ?? [];
+    messages.push(message);
+    const calls = message.tool_calls ?? [];
     if (calls.length === 0) {
-      run.answer = reply.message.content;
+      run.answer = message.content;
       return run;
     }
     for (const call of calls) {
@@ -83,9 +95,10 @@ export async function runOpenAiAgent(options: AgentOptions): Promise<AgentRun> {
   const messages: import('openai').OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: options.prompt }];
   const run: AgentRun = { answer: '', toolCalls: [], llmCalls: 0 };
   for (let round = 0; round < (options.maxRounds ?? 5); round++) {
-    const completion = await openai.chat.completions.create({ model: options.model, messages, tools, tool_choice: 'auto' });
+    const message = options.stream
+      ? await streamOpenAi(openai, { model: options.model, messages, tools, tool_choice: 'auto' })
+      : (await openai.chat.completions.create({ model: options.model, messages, tools, tool_choice: 'auto' })).choices[0]?.message;
     run.llmCalls++;
-    const message = completion.choices[0]?.message;
     if (!message) break;
     messages.push(message);
     const calls = (message.tool_calls ?? []).filter((c) => c.type === 'function');
@@ -106,6 +119,28 @@ export async function runOpenAiAgent(options: AgentOptions): Promise<AgentRun> {
     }
   }
   return run;
+}
+
+type OpenAiClient = InstanceType<typeof import('openai').default>;
+type OpenAiMessage = import('openai').OpenAI.Chat.ChatCompletionMessage;
+
+/** A streamed completion put back together: text deltas joined, tool-call fragments joined per `index`. */
+async function streamOpenAi(openai: OpenAiClient, body: Omit<import('openai').OpenAI.Chat.ChatCompletionCreateParamsStreaming, 'stream'>): Promise<OpenAiMessage | undefined> {
+  const message: OpenAiMessage = { role: 'assistant', content: '', refusal: null };
+  const calls: { id: string; type: 'function'; function: { name: string; arguments: string } }[] = [];
+  for await (const chunk of await openai.chat.completions.create({ ...body, stream: true })) {
+    const delta = chunk.choices[0]?.delta;
+    if (!delta) continue;
+    if (delta.content) message.content += delta.content;
+    for (const piece of delta.tool_calls ?? []) {
+      const call = (calls[piece.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+      if (piece.id) call.id = piece.id;
+      if (piece.function?.name) call.function.name += piece.function.name;
+      if (piece.function?.arguments) call.function.arguments += piece.function.arguments;
+    }
+  }
+  if (calls.length > 0) message.tool_calls = calls.filter(Boolean);
+  return message;
 }
 
 /** Import an optional package, or say plainly how to get it. */

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { readAllRecords } from '../../src/log/reader.js';
 import { runOllamaAgent, runOpenAiAgent, type AgentOptions, type AgentRun, type Toolbox } from '../../src/demo/agent.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
@@ -78,7 +79,7 @@ async function viewJson(dir: string): Promise<Record<string, unknown>[]> {
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-async function agentRun(agent: (o: AgentOptions) => Promise<AgentRun>, model: string, prompt: string): Promise<{ dir: string; result: AgentRun; lines: Record<string, unknown>[] }> {
+async function agentRun(agent: (o: AgentOptions) => Promise<AgentRun>, model: string, prompt: string, stream = false): Promise<{ dir: string; result: AgentRun; lines: Record<string, unknown>[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-trace-'));
   dirs.push(dir);
   const upstream = (await startLlmUpstream({ speed: 0 })) as { url: string; close(): Promise<void> };
@@ -86,19 +87,26 @@ async function agentRun(agent: (o: AgentOptions) => Promise<AgentRun>, model: st
   const mcp = await connectWeather(dir);
   let result: AgentRun;
   try {
-    result = await agent({ baseUrl: http.url, model, prompt, toolbox: mcp.toolbox });
+    result = await agent({ baseUrl: http.url, model, prompt, toolbox: mcp.toolbox, stream });
   } finally {
     await mcp.close();
     await http.stop();
     await upstream.close();
   }
   expect(readdirSync(dir).filter((f) => f.endsWith('.ndjson')).sort().map((f) => f.replace(/-.*/, ''))).toEqual(['llm', 'weather']);
+  // The replies really came the way asked: streamed ones leave llm-chunk records, whole ones none.
+  const chunks = (await readAllRecords([dir])).filter((r) => r.kind === 'llm-chunk').length;
+  if (stream) expect(chunks).toBeGreaterThan(1);
+  else expect(chunks).toBe(0);
   return { dir, result, lines: await viewJson(dir) };
 }
 
-describe('mcptap view --format json over an LLM proxy log and an MCP server log', () => {
+describe.each([
+  ['whole replies', false],
+  ['streamed replies', true],
+])('mcptap view --format json over an LLM proxy log and an MCP server log (%s)', (_, stream) => {
   it('links the ollama client loop: tool call → tools/call → result fed back → answer', async () => {
-    const { result, lines } = await agentRun(runOllamaAgent, 'qwen2.5:3b', 'what is the weather in California?');
+    const { result, lines } = await agentRun(runOllamaAgent, 'qwen2.5:3b', 'what is the weather in California?', stream);
     expect(result.toolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'California' }, result: "It's always raining in California" }]);
 
     const trips = lines.filter((l) => l.type === 'tool-round-trip');
@@ -129,16 +137,18 @@ describe('mcptap view --format json over an LLM proxy log and an MCP server log'
   });
 
   it('links the openai client loop by tool-call id', async () => {
-    const { result, lines } = await agentRun(runOpenAiAgent, 'Qwen/Qwen2.5-32B-Instruct', 'what is the weather in Shanghai?');
+    const { result, lines } = await agentRun(runOpenAiAgent, 'Qwen/Qwen2.5-32B-Instruct', 'what is the weather in Shanghai?', stream);
     expect(result.toolCalls).toEqual([{ name: 'get_weather', arguments: { city: '上海' }, result: '{"Celsius": 27, "type": "sunny"}' }]);
     expect(result.answer).toBe('上海当前的天气是晴天，温度是27摄氏度。');
+    // The streamed capture (turn1.response.sse) has its own call id; the JSON one another.
+    const callId = stream ? 'call_TMbE01' : '01964be6e485603d6a2a0acbbc7eba91';
 
     const trips = lines.filter((l) => l.type === 'tool-round-trip');
     expect(trips).toHaveLength(1);
     expect(trips[0]).toMatchObject({
       tool: 'get_weather',
       arguments: { city: '上海' },
-      llm: { channel: 'openai', endpoint: '/v1/chat/completions', toolCallId: '01964be6e485603d6a2a0acbbc7eba91' },
+      llm: { channel: 'openai', endpoint: '/v1/chat/completions', toolCallId: callId },
       mcp: { server: 'weather', id: 2, isError: false },
       result: '{"Celsius": 27, "type": "sunny"}',
       fedBack: true,
@@ -147,7 +157,9 @@ describe('mcptap view --format json over an LLM proxy log and an MCP server log'
     });
     expect(lines.filter((l) => l.type === 'diagnostic')).toEqual([]);
   });
+});
 
+describe('diagnostics from real traffic', () => {
   it('says so when the host never feeds the result back', async () => {
     // An agent that runs the tool and then forgets it: the classic bug the trace is for.
     const forgetful = async (o: AgentOptions): Promise<AgentRun> => {
