@@ -78,7 +78,9 @@ export const registerView: RegisterCommand = (cli) =>
           }
         }
         if (out !== undefined) {
-          await writeFile(out, text);
+          await writeFile(out, text).catch((error: NodeJS.ErrnoException) => {
+            throw new McptapError('CANNOT_WRITE', `cannot write ${out} (${error.code ?? error.message}). Choose a file in a folder that exists and that you can write to.`);
+          });
           process.stderr.write(`mcptap: wrote ${format} of ${records.length} records to ${out}\n`);
         } else {
           process.stdout.write(text);

@@ -97,9 +97,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     ...summary,
     '',
     `Logs (${new Set(records.map((r) => r.session)).size} sessions, ${records.length} records) are in ${logDir}`,
-    `  mcptap view ${logDir}                       every record, merged by time`,
-    `  mcptap view --format json ${logDir}         the linked trace as NDJSON`,
-    `  mcptap view --format html -o trace.html ${logDir}   one page to open offline`,
+    `  every record, merged by time:  npx mcptap view ${logDir}`,
+    `  the linked trace as NDJSON:    npx mcptap view --format json ${logDir}`,
+    `  one page to open offline:      npx mcptap view --format html -o trace.html ${logDir}`,
   ];
   return { logDir, run, records, trace, lines };
 }

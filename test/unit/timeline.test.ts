@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { linkTrace } from '../../src/trace/link.js';
 import { buildTimeline, formatTimeline } from '../../src/trace/timeline.js';
+import { formatRoundTripSummary, width } from '../../src/trace/summary.js';
 import { weatherRoundTrip } from './trace-fixture.js';
 
 describe('buildTimeline', () => {
@@ -59,5 +60,32 @@ describe('formatTimeline', () => {
   it('colours only when asked', () => {
     const records = weatherRoundTrip();
     expect(formatTimeline(buildTimeline(records, linkTrace(records)), { color: true })[0]).toContain('\u001b[');
+  });
+});
+
+describe('formatRoundTripSummary', () => {
+  it('tabulates each round trip, the turns and the findings', () => {
+    const records = weatherRoundTrip();
+    const lines = formatRoundTripSummary(linkTrace(records), { color: false });
+    expect(lines[0]).toBe('Tool round trips (model → MCP server → result fed back → answer)');
+    expect(lines[1]).toMatch(/^#\s+turn\s+tool\s+arguments\s+model decided\s+MCP\s+tool\s+fed back\s+answer$/);
+    expect(lines[2]).toMatch(/^1\s+1\s+get_weather\s+\{"location":"California"\}\s+ollama qwen2\.5:3b 300 ms\s+weather tools\/call #2\s+12 ms\s+yes \+8 ms\s+The weather report/);
+    expect(lines).toContain('Turns');
+    expect(lines.find((l) => l.startsWith('1 ') && l.includes('what is the weather'))).toMatch(/2\s+1\s+780 ms\s+750 ms\s+12 ms\s+18 ms$/);
+    expect(lines).not.toContain('Findings');
+  });
+
+  it('lists findings, and is empty for a trace with nothing to say', () => {
+    const records = weatherRoundTrip().filter((r) => !(r.kind === 'llm-request' && r.toolResults.length > 0));
+    const lines = formatRoundTripSummary(linkTrace(records), { color: false });
+    expect(lines).toContain('Findings');
+    expect(lines.at(-1)).toBe('warn result-not-fed-back: weather answered get_weather #2, but no later request to the model carries that result back.');
+    expect(formatRoundTripSummary(linkTrace([]), { color: false })).toEqual([]);
+  });
+
+  it('counts East Asian wide characters as two columns so tables stay aligned', () => {
+    expect(width('上海')).toBe(4);
+    expect(width('天气 ok')).toBe(7);
+    expect(width('abc')).toBe(3);
   });
 });
