@@ -156,6 +156,8 @@ export interface PendingRecord extends RecordBase {
   requestSeq: number;
   /** How long it had been waiting. */
   ageMs: number;
+  /** True when its sender cancelled it (`notifications/cancelled`); MCP says no response is due then. */
+  cancelled?: boolean;
 }
 
 /** Start, exit and other moments in the life of a tap. */

@@ -250,6 +250,9 @@ export function describeInvalid(dir: Direction, reason: string, head: string, pa
 export function describePending(request: OpenRequest, ageMs: number, why: 'session-ended' | 'evicted'): string {
   const what = `${request.method}${request.tool ? ` ${request.tool}` : ''} #${request.id}`;
   const from = request.dir === 'c2s' ? 'client' : 'server';
+  if (request.cancelled) {
+    return `The ${from} cancelled its request ${what} and, as MCP says, got no answer (${formatMs(ageMs)} after it was sent${why === 'evicted' ? '; mcptap stops tracking it' : ''}).`;
+  }
   return why === 'session-ended'
     ? `The ${from}\u2019s request ${what} was never answered (waited ${formatMs(ageMs)} before the session ended).`
     : `The ${from}\u2019s request ${what} has waited ${formatMs(ageMs)} without an answer; mcptap stops tracking it to bound memory.`;

@@ -22,6 +22,8 @@ export interface OpenRequest {
   /** For `tools/call`: the tool name. */
   tool?: string;
   progressToken?: string | number;
+  /** Set once the sender cancelled it (`notifications/cancelled`): MCP says no response is due after that. */
+  cancelled?: boolean;
 }
 
 /** What a response resolves to. */
@@ -72,9 +74,14 @@ export class Correlator {
     return this.byProgressToken.get(tokenKey(token));
   }
 
-  /** The open request a `notifications/cancelled` sent in `dir` refers to (the sender's own request). */
+  /**
+   * The open request a `notifications/cancelled` sent in `dir` refers to (the sender's own request), marked as
+   * cancelled. It stays open: a response may still cross the cancellation on the wire, and is then correlated.
+   */
   cancelled(dir: Direction, requestId: JsonRpcId): OpenRequest | undefined {
-    return this.open.get(requestKey(dir, requestId));
+    const request = this.open.get(requestKey(dir, requestId));
+    if (request) request.cancelled = true;
+    return request;
   }
 
   /** Number of requests waiting for an answer. */

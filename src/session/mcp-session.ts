@@ -278,10 +278,12 @@ export class McpSession {
       method: request.method,
       requestSeq: request.seq,
       ageMs,
-      level: LEVEL.warn,
+      // A cancelled request is not owed an answer: worth recording, not worth a warning.
+      level: request.cancelled ? LEVEL.info : LEVEL.warn,
       msg: describePending(request, ageMs, why),
     };
     if (request.tool !== undefined) draft.tool = request.tool;
+    if (request.cancelled) draft.cancelled = true;
     this.sink.write(draft);
   }
 

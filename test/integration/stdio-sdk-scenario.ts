@@ -27,6 +27,7 @@ export interface ScenarioResult {
   unknownTool: unknown;
   longRunning: unknown;
   progress: { progress: number; total?: number }[];
+  cancelled: string;
   sampling: unknown;
   samplingRequests: unknown[];
   elicitation: unknown;
@@ -89,6 +90,17 @@ export async function runScenario(command: string, args: string[], env?: Record<
       CallToolResultSchema,
       { onprogress: (p) => progress.push({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) }) },
     );
+    // The user gives up on a slow call: the SDK sends notifications/cancelled and rejects the call.
+    const controller = new AbortController();
+    const cancelled = await client
+      .callTool({ name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 2 } }, CallToolResultSchema, {
+        signal: controller.signal,
+        onprogress: () => controller.abort('the user pressed stop'),
+      })
+      .then(
+        () => 'completed',
+        (e: unknown) => `rejected: ${String(e)}`,
+      );
     const sampling = await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'Why is the sky blue?', maxTokens: 50 } });
     const elicitation = await client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
     const roots = await client.callTool({ name: 'get-roots-list', arguments: {} });
@@ -108,6 +120,7 @@ export async function runScenario(command: string, args: string[], env?: Record<
       unknownTool,
       longRunning,
       progress,
+      cancelled,
       sampling,
       samplingRequests,
       elicitation,

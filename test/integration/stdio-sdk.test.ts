@@ -38,6 +38,7 @@ describe('the SDK client sees the same session through mcptap', () => {
     'image',
     'unknownTool',
     'longRunning',
+    'cancelled',
     'sampling',
     'samplingRequests',
     'elicitation',
@@ -63,6 +64,7 @@ describe('the SDK client sees the same session through mcptap', () => {
     expect(direct.echoTail).toBe('the-end');
     expect(direct.image.some((c) => c.type === 'image' && c.mimeType === 'image/png' && c.dataLength > 1000)).toBe(true);
     expect(direct.unknownTool).toMatchObject({ isError: true });
+    expect(direct.cancelled).toBe('rejected: McpError: MCP error -32001: the user pressed stop');
     expect(direct.samplingRequests).toHaveLength(1);
     expect(direct.elicitationRequests).toBe(1);
     expect(direct.rootsRequests).toBeGreaterThanOrEqual(1);
@@ -90,17 +92,29 @@ describe('the SDK client sees the same session through mcptap', () => {
 describe('the log correlates all of it', () => {
   const byKind = (kind: string) => records.filter((r) => r.kind === kind);
 
-  test('one session, from start to a clean exit, nothing invalid, nothing pending', () => {
+  test('one session, from start to a clean exit, nothing invalid, only the cancelled call pending', () => {
     expect(new Set(records.map((r) => r.session)).size).toBe(1);
     expect(records[0]).toMatchObject({ kind: 'lifecycle', event: 'start', command: 'node', args: EVERYTHING });
     expect(records.at(-1)).toMatchObject({ kind: 'lifecycle', event: 'exit', code: 0, signal: null });
     expect(byKind('invalid')).toEqual([]);
-    expect(byKind('pending')).toEqual([]);
     expect(records.map((r) => r.seq)).toEqual(records.map((_, i) => i));
   });
 
-  test('every request is answered in the other direction, with method, latency and requestSeq', () => {
-    const requests = byKind('request');
+  test('the cancelled call: cancellation linked to it, no answer owed, pending without a warning', () => {
+    const calls = byKind('request').filter((r) => r.tool === 'trigger-long-running-operation');
+    expect(calls).toHaveLength(2);
+    const cancelledCall = calls[1]!;
+    const cancel = byKind('notification').find((r) => r.method === 'notifications/cancelled')!;
+    expect(cancel).toMatchObject({ dir: 'c2s', relatedId: cancelledCall.id, relatedMethod: 'tools/call', requestSeq: cancelledCall.seq });
+    expect(cancel.msg).toBe(`Client cancels request tools/call trigger-long-running-operation #${String(cancelledCall.id)}: the user pressed stop.`);
+    expect(byKind('pending')).toEqual([
+      expect.objectContaining({ id: cancelledCall.id, requestSeq: cancelledCall.seq, cancelled: true, level: 30, tool: 'trigger-long-running-operation' }),
+    ]);
+  });
+
+  test('every other request is answered in the other direction, with method, latency and requestSeq', () => {
+    const pending = new Set(byKind('pending').map((r) => r.requestSeq));
+    const requests = byKind('request').filter((r) => !pending.has(r.seq));
     const responses = byKind('response');
     expect(responses).toHaveLength(requests.length);
     for (const request of requests) {
@@ -145,7 +159,7 @@ describe('the log correlates all of it', () => {
 
   test('progress notifications carry relatedId of the long-running call', () => {
     const call = byKind('request').find((r) => r.tool === 'trigger-long-running-operation')!;
-    const progress = byKind('notification').filter((r) => r.method === 'notifications/progress');
+    const progress = byKind('notification').filter((r) => r.method === 'notifications/progress' && r.relatedId === call.id);
     expect(progress).toHaveLength(3);
     for (const p of progress) expect(p).toMatchObject({ relatedId: call.id, relatedMethod: 'tools/call', requestSeq: call.seq, progressToken: call.progressToken });
     expect(progress.map((p) => p.msg)).toEqual([1, 2, 3].map((n) => `Progress for tools/call trigger-long-running-operation #${String(call.id)}: ${n} of 3.`));

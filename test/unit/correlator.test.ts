@@ -77,6 +77,7 @@ describe('Correlator', () => {
     expect(c.cancelled('c2s', '9')).toBeUndefined();
     // Cancelling does not close the request: a late response may still come, and is still correlated.
     expect(c.size).toBe(2);
+    expect(c.drain().map((r) => r.cancelled)).toEqual([true, true]);
   });
 
   test('eviction past maxPending hands back the oldest, in order', () => {

@@ -202,6 +202,20 @@ describe('McpSession: correlation and edge cases', () => {
     expect(pending[2]!.ageMs).toBe(100);
   });
 
+  test('a cancelled request left unanswered is pending without a warning, and says why', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow"}}'));
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4,"reason":"AbortError"}}'));
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"other"}}'));
+    mcp.end(1_900_000_000_000, clock + 10);
+    const pending = sink.records.filter((r) => r.kind === 'pending');
+    expect(pending.map((p) => [p.id, p.cancelled, p.level])).toEqual([
+      [4, true, 30],
+      [5, undefined, 40],
+    ]);
+    expect(pending[0]!.msg).toBe('The client cancelled its request tools/call slow #4 and, as MCP says, got no answer (20 ms after it was sent).');
+  });
+
   describe('frames over the cap', () => {
     const big = 'x'.repeat(4000);
     function truncated(dir: Direction, text: string, cap = 1000): Frame {
