@@ -136,3 +136,18 @@ export class LineFramer {
 function keepTail(bytes: Buffer): Buffer {
   return Buffer.from(bytes.subarray(Math.max(0, bytes.length - TAIL_BYTES)));
 }
+
+/**
+ * The head of a truncated frame without a UTF-8 character the cap cut in half, so the head still reads as text
+ * (and is not logged as base64 for want of one byte). Bytes that are not UTF-8 anyway are returned as they are.
+ */
+export function withoutCutCharacter(head: Buffer): Buffer {
+  // Walk back over at most 3 continuation bytes (10xxxxxx) to the lead byte of the last character.
+  let lead = head.length - 1;
+  while (lead >= 0 && lead > head.length - 4 && (head[lead]! & 0xc0) === 0x80) lead--;
+  if (lead < 0) return head;
+  const byte = head[lead]!;
+  const need = byte >= 0xc2 && byte <= 0xdf ? 2 : byte >= 0xe0 && byte <= 0xef ? 3 : byte >= 0xf0 && byte <= 0xf4 ? 4 : 1;
+  if (need === 1) return head;
+  return head.length - lead < need ? head.subarray(0, lead) : head;
+}

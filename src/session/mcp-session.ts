@@ -8,6 +8,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { Direction, Frame, JsonRpcId, Message } from '../types.js';
 import { decodeJsonRpc, peekIdAndMethod } from '../protocols/jsonrpc.js';
+import { withoutCutCharacter } from '../framing/lines.js';
 import { asObject, asString, describePeer, peerInfo } from '../protocols/mcp.js';
 import { LEVEL, type FrameFields, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { Correlator, DEFAULT_MAX_PENDING, roundMs, type OpenRequest } from './correlator.js';
@@ -46,12 +47,14 @@ export class McpSession {
 
   /** Decode one frame and write its record(s). Never throws on any bytes. */
   observe(frame: Frame, context?: FrameContext): void {
-    const utf8 = isUtf8(frame.bytes);
-    const text = frame.bytes.toString('utf8');
+    // A head cut by the cap may end inside a character: leave that character out rather than call it binary.
+    const kept = frame.truncated ? withoutCutCharacter(frame.bytes) : frame.bytes;
+    const utf8 = isUtf8(kept);
+    const text = kept.toString('utf8');
     const base: FrameFields & { time: number } = {
       time: frame.time,
       bytes: frame.size,
-      raw: utf8 ? text : frame.bytes.toString('base64'),
+      raw: utf8 ? text : kept.toString('base64'),
     };
     if (context) Object.assign(base, context);
     if (!utf8) base.rawEncoding = 'base64';

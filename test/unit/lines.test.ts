@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { LineFramer, TAIL_BYTES } from '../../src/framing/lines.js';
+import { LineFramer, TAIL_BYTES, withoutCutCharacter } from '../../src/framing/lines.js';
 import type { Frame } from '../../src/types.js';
 
 const framer = (maxFrameBytes = 1024) => new LineFramer({ dir: 's2c', maxFrameBytes });
@@ -171,5 +171,25 @@ describe('LineFramer', () => {
       expect(frames[2]!.sha256).toBe(sha('r'.repeat(30)));
       expect(frames[2]!.tail!.toString()).toBe('r'.repeat(30));
     });
+  });
+
+  test('withoutCutCharacter drops only an incomplete UTF-8 sequence at the end', () => {
+    const euro = Buffer.from('€'); // e2 82 ac
+    const emoji = Buffer.from('😀'); // f0 9f 98 80
+    const cases: [Buffer, string][] = [
+      [Buffer.from('abc'), 'abc'],
+      [Buffer.concat([Buffer.from('a'), euro]), 'a€'],
+      [Buffer.concat([Buffer.from('a'), euro.subarray(0, 1)]), 'a'],
+      [Buffer.concat([Buffer.from('a'), euro.subarray(0, 2)]), 'a'],
+      [Buffer.concat([Buffer.from('a'), emoji.subarray(0, 3)]), 'a'],
+      [Buffer.concat([Buffer.from('a'), emoji]), 'a😀'],
+      [Buffer.alloc(0), ''],
+    ];
+    for (const [input, expected] of cases) expect(withoutCutCharacter(input).toString('utf8'), input.toString('hex')).toBe(expected);
+    // Bytes that are not UTF-8 at all are left alone (the caller logs them as base64).
+    const binary = Buffer.from([0x41, 0xff, 0xfe]);
+    expect(withoutCutCharacter(binary)).toEqual(binary);
+    const lone = Buffer.from([0x41, 0x80, 0x80, 0x80, 0x80]);
+    expect(withoutCutCharacter(lone)).toEqual(lone);
   });
 });

@@ -255,6 +255,18 @@ describe('McpSession: correlation and edge cases', () => {
       expect(sink.records[0]!.msg).not.toMatch(/MCP clients will fail/);
     });
 
+    test('a head cut inside a UTF-8 character stays readable text, without the cut character', () => {
+      const { sink, mcp } = session();
+      // "°" is two bytes (c2 b0); a cap of 41 cuts it in half.
+      const line = `{"jsonrpc":"2.0","id":9,"result":{"t":"7°F ${'°'.repeat(100)}"}}`;
+      expect(Buffer.from(line).subarray(0, 41).toString()).toMatch(/\ufffd$/);
+      mcp.observe(truncated('s2c', line, 41));
+      const [record] = sink.records;
+      expect(record!.rawEncoding).toBeUndefined();
+      expect(record!.raw).toBe('{"jsonrpc":"2.0","id":9,"result":{"t":"7');
+      expect(record).toMatchObject({ truncated: true, bytes: Buffer.byteLength(line), id: 9 });
+    });
+
     test('long plain text on stdout is pollution', () => {
       const { sink, mcp } = session();
       mcp.observe(truncated('s2c', big));
