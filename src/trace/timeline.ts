@@ -11,7 +11,7 @@ import { canonicalJson, toolResultText, type Trace } from './link.js';
 
 /** Someone who sends or receives arrows. */
 export interface Participant {
-  /** Stable id: `user`, `host`, `llm:<label>`, `mcp:<label>`. */
+  /** Stable id: `user`, `host`, `llm:<label>:<channel>`, `mcp:<label>`. */
   id: string;
   /** Name shown in diagrams. */
   name: string;
@@ -40,8 +40,15 @@ const STEP_CHARS = 90;
 
 /** The arrows of a trace, in time order. */
 export function buildTimeline(records: readonly LogRecord[], trace: Trace): Timeline {
-  const llmLabels = [...new Set(records.filter(isLlm).map((r) => r.label))];
-  const llmName = (label: string, channel: string): string => (llmLabels.length > 1 ? `LLM ${label}` : `LLM (${channel})`);
+  // One participant per LLM proxy and API (one proxy may carry Ollama and OpenAI calls): named by the API when
+  // there is one proxy, by the proxy's label when there are several.
+  const llmKeys = [...new Set(records.filter(isLlm).map((r) => `${r.label}\u0000${r.channel}`))].map((k) => k.split('\u0000') as [string, string]);
+  const manyLabels = new Set(llmKeys.map(([label]) => label)).size > 1;
+  const llmName = (label: string, channel: string): string => {
+    if (!manyLabels) return `LLM (${channel})`;
+    return llmKeys.filter(([l]) => l === label).length > 1 ? `LLM ${label} (${channel})` : `LLM ${label}`;
+  };
+  const llmId = (r: LogRecord): string => `llm:${r.label}:${r.channel}`;
   const participants: Participant[] = [
     { id: 'user', name: 'User', kind: 'user' },
     { id: 'host', name: 'Host / client', kind: 'host' },
@@ -55,7 +62,7 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
     return id;
   };
   // LLMs first, then servers, whatever order their first records come in: the picture reads left to right.
-  for (const r of records) if (isLlm(r)) participant(`llm:${r.label}`, llmName(r.label, r.channel), 'llm');
+  for (const r of records) if (isLlm(r)) participant(llmId(r), llmName(r.label, r.channel), 'llm');
   for (const r of records) if (isMcp(r)) participant(`mcp:${r.label}`, trace.sessions.find((s) => s.session === r.session)?.server?.name ?? r.label, 'mcp');
 
   const firstOfTurn = new Map<string, string | null>();
@@ -72,7 +79,7 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
   for (const r of records) {
     switch (r.kind) {
       case 'llm-request': {
-        const llm = `llm:${r.label}`;
+        const llm = llmId(r);
         const key = `${r.session}\u0000${r.exchange}`;
         const prompt = firstOfTurn.get(key);
         if (prompt) add(r, 'user', 'host', prompt, 'request');
@@ -87,7 +94,7 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
         break;
       }
       case 'llm-response': {
-        const llm = `llm:${r.label}`;
+        const llm = llmId(r);
         const calls = r.toolCalls.map((c) => `${c.name} ${typeof c.arguments === 'string' ? c.arguments : canonicalJson(c.arguments)}`);
         if (calls.length > 0) add(r, llm, 'host', `tool call ${calls.join('; ')}`, 'reply');
         else add(r, llm, 'host', r.content.includes('<use_mcp_tool>') ? `tool call as text: ${r.content}` : `answer: ${r.content}`, 'reply');
@@ -96,7 +103,7 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
         break;
       }
       case 'llm-error':
-        add(r, `llm:${r.label}`, 'host', `error ${r.status}: ${r.error}`, 'error');
+        add(r, llmId(r), 'host', `error ${r.status}: ${r.error}`, 'error');
         break;
       case 'request': {
         const server = `mcp:${r.label}`;

@@ -12,7 +12,7 @@ describe('buildTimeline', () => {
     expect(timeline.participants.map((p) => [p.id, p.name, p.kind])).toEqual([
       ['user', 'User', 'user'],
       ['host', 'Host / client', 'host'],
-      ['llm:ollama', 'LLM (ollama)', 'llm'],
+      ['llm:ollama:ollama', 'LLM (ollama)', 'llm'],
       ['mcp:weather', 'weather', 'mcp'],
     ]);
   });
@@ -21,12 +21,12 @@ describe('buildTimeline', () => {
     const story = timeline.steps.filter((s) => s.time >= records[5]!.time).map((s) => `${s.from}>${s.to} ${s.style} ${s.text}`);
     expect(story).toEqual([
       'user>host request what is the weather in California?',
-      'host>llm:ollama request chat qwen2.5:3b (1 message, 1 tool)',
-      'llm:ollama>host reply tool call get_weather {"location":"California"}',
+      'host>llm:ollama:ollama request chat qwen2.5:3b (1 message, 1 tool)',
+      'llm:ollama:ollama>host reply tool call get_weather {"location":"California"}',
       'host>mcp:weather request tools/call get_weather {"location":"California"}',
       "mcp:weather>host reply result: It's always raining in California (12 ms)",
-      'host>llm:ollama request tool result fed back: get_weather',
-      'llm:ollama>host reply answer: The weather report indicates that it is always raining in California.',
+      'host>llm:ollama:ollama request tool result fed back: get_weather',
+      'llm:ollama:ollama>host reply answer: The weather report indicates that it is always raining in California.',
       'host>user reply The weather report indicates that it is always raining in California.',
     ]);
   });
