@@ -3,7 +3,7 @@
  * forwards every byte as it arrives, both ways, and logs a copy.
  *
  * Forwarding is http-proxy's `pipe`; the tap only adds `data` listeners to the same streams, which never pause
- * them, and hands each chunk to the observer in a microtask — after the chunk has been written on. Compressed
+ * them, and hands each chunk to the observer later (setImmediate) — after the chunk has been written on. Compressed
  * bodies reach the client compressed; only the copy is decoded. Failures are the proxy's to handle gracefully:
  * an unreachable upstream gets a 502 with a JSON body that says why, a client that gives up aborts the upstream
  * request, an upstream that breaks off mid-stream ends the client's connection, and each gets a record.
@@ -19,6 +19,7 @@ import { HttpObserver, type HttpExchange } from '../session/http-exchange.js';
 import { tapWebSocket } from './ws.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { McptapError } from '../types.js';
+import { teeSink, type RecordObserver } from '../export/tee-sink.js';
 
 /** Default cap on how much of one body or frame the log keeps (the traffic itself is never cut). */
 export const DEFAULT_HTTP_MAX_BODY = 1024 * 1024;
@@ -40,6 +41,8 @@ export interface HttpTapOptions {
   warn?: (message: string) => void;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** Called with every record after it is logged, stamped as in the log (the live OTLP exporter); must not block. */
+  onRecord?: RecordObserver;
 }
 
 /** A running HTTP tap. */
@@ -116,7 +119,7 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
   const writer = new LogWriter({ file: logFile, session, channel: 'http', label, warn });
   const observer = new HttpObserver({
-    sink: writer,
+    sink: options.onRecord ? teeSink(writer, { session, channel: 'http', label }, options.onRecord) : writer,
     session,
     maxBody,
     chunks: options.chunks ?? true,
@@ -145,8 +148,24 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
       warn(`an internal error in the logging path (${(error as Error).message}); the traffic is not affected. Please report it.`);
     }
   };
-  // Each chunk is observed after the forwarding `pipe` has written it on (the microtask runs after this event).
-  const later = (work: () => void): void => queueMicrotask(() => safely(work));
+  // Each chunk is observed after the forwarding `pipe` has written it on. The tap's work waits in one FIFO queue
+  // drained by setImmediate, not a microtask: a microtask would run before Node hands the rest of the same
+  // socket read (the first body bytes that came with the headers) to the client, so logging would delay them.
+  let queue: (() => void)[] = [];
+  let drainScheduled = false;
+  const drain = (): void => {
+    drainScheduled = false;
+    const batch = queue;
+    queue = [];
+    for (const work of batch) safely(work);
+  };
+  const later = (work: () => void): void => {
+    queue.push(work);
+    if (!drainScheduled) {
+      drainScheduled = true;
+      setImmediate(drain);
+    }
+  };
 
   proxy.on('proxyReq', (proxyReq, req) => {
     const t = tracked.get(req);
@@ -310,9 +329,9 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
       await closed;
       agent.destroy();
       proxy.close();
-      // Let the microtasks and decoders of the last chunks finish before the final records.
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setImmediate(resolve));
+      // Let the queued work and the decoders of the last chunks finish before the final records.
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+      drain();
       const now = Date.now();
       const nowMono = performance.now();
       safely(() => observer.close(now, nowMono));

@@ -63,7 +63,7 @@ export function tapWebSocket(ctx: WebSocketTapContext): void {
       res.on('error', () => {});
     });
     // Registered before http-proxy's own listener: the data listeners below are in place before its pipes, and
-    // each chunk is still observed in a microtask, after the pipe has written it on.
+    // each chunk is still observed later (the tap queue), after the pipe has written it on.
     proxyReq.on('upgrade', (proxyRes: http.IncomingMessage, proxySocket: Duplex) => {
       const [t, m] = now();
       tracked.settled = true;
