@@ -60,3 +60,13 @@ export { checkRecords, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGN
 export type { CheckSignal, CheckReport, Finding, SessionSummary } from './check/check.js';
 export { diffRecords, formatDiff, hasDifferences } from './check/diff.js';
 export type { DiffReport, DiffOptions, ToolChange, OutcomeChange, LatencyRegression } from './check/diff.js';
+
+export { buildHar, formatHar } from './export/har.js';
+export type { Har, HarEntry } from './export/har.js';
+export { buildSpans, SpanBuilder, parseTraceparent, mcpSpanId, llmSpanId } from './export/otlp-spans.js';
+export type { SpanData } from './export/otlp-spans.js';
+export { formatOtlp, serializeOtlpJson, toReadableSpans } from './export/otlp.js';
+export { startLiveSpanExporter, sendSpans, otlpTracesUrl } from './export/otlp-live.js';
+export type { LiveSpanExporter, LiveSpanExporterOptions, LiveSpanStats } from './export/otlp-live.js';
+export { teeSink, observingSink } from './export/tee-sink.js';
+export type { RecordObserver, RecordStamp } from './export/tee-sink.js';

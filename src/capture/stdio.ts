@@ -22,6 +22,7 @@ import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../l
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import type { RedactRules } from '../log/redact.js';
 import { startWatchdog } from './watchdog.js';
+import { teeSink, type RecordObserver } from '../export/tee-sink.js';
 import { MCPTAP_VERSION } from '../version.js';
 
 /** Default cap on how much of one frame the log keeps (the traffic itself is never cut). */
@@ -59,6 +60,8 @@ export interface StdioTapOptions {
    * records as observed, before redaction. If it throws, mcptap says so once on stderr and the traffic goes on.
    */
   sink?: RecordSink;
+  /** Called with every record after it is logged, stamped as in the log (the live OTLP exporter); must not block. */
+  onRecord?: RecordObserver;
   /** Start the watchdog that ends the server if mcptap is killed (POSIX; default true). See watchdog.ts. */
   watchdog?: boolean;
 }
@@ -112,7 +115,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   });
   if (writer.healthy) notice(`logging ${options.command} to ${logFile}`);
   const extraSink = options.sink;
-  const sink: RecordSink = extraSink
+  const logSink: RecordSink = extraSink
     ? {
         write(draft: RecordDraft): number {
           const seq = writer.write(draft);
@@ -121,6 +124,8 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
         },
       }
     : writer;
+  // The live OTLP exporter (--otlp-endpoint) sees each record as the log has it, after the log.
+  const sink: RecordSink = options.onRecord ? teeSink(logSink, { session, channel: 'stdio', label }, options.onRecord) : logSink;
   const mcp = new McpSession({ sink, stdio: true });
   /** An exception in the logging path is reported once and the traffic keeps flowing (see safely). */
   let loggingFailed = false;

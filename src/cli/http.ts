@@ -3,7 +3,7 @@
  * OpenAI-compatible API. A thin layer over startHttpTap: flags in, a running proxy out, Ctrl-C to stop.
  */
 import type { Argv } from 'yargs';
-import { startHttpTap, DEFAULT_HTTP_MAX_BODY } from '../index.js';
+import { startHttpTap, startLiveSpanExporter, DEFAULT_HTTP_MAX_BODY, type LiveSpanExporter } from '../index.js';
 import { fail, type RegisterCommand } from './shared.js';
 import { McptapError } from '../types.js';
 
@@ -15,6 +15,7 @@ function httpOptions(y: Argv): Argv {
     .option('name', { type: 'string', describe: "Label for the log file and records (default: the target's host and port)" })
     .option('max-body', { type: 'number', default: DEFAULT_HTTP_MAX_BODY, describe: 'Keep at most this many bytes of one body or frame in the log (traffic is never cut)' })
     .option('chunks', { type: 'boolean', default: true, describe: 'Log every streamed LLM chunk (--no-chunks keeps only the reassembled reply)' })
+    .option('otlp-endpoint', { type: 'string', describe: 'Also stream OpenTelemetry spans to this OTLP/HTTP receiver, e.g. http://127.0.0.1:4318 (best-effort, never slows the traffic)' })
     .example('OLLAMA_HOST=127.0.0.1:11435 ollama serve & $0 http --target http://127.0.0.1:11435 --listen 11434', 'Capture every Ollama client unchanged')
     .example('$0 http --target http://127.0.0.1:8000 --listen 8001', 'Tap an MCP server: point the client at http://127.0.0.1:8001/mcp')
     .example('$0 http --target https://api.openai.com/v1 --listen 8080', 'Tap an OpenAI-compatible API: base URL http://127.0.0.1:8080');
@@ -26,7 +27,9 @@ async function run(argv: Record<string, unknown>): Promise<void> {
     fail(new McptapError('BAD_FLAG', `--max-body must be a number of bytes (0 or more), not ${String(argv['max-body'])}.`), 2);
   }
   let tap;
+  let live: LiveSpanExporter | undefined;
   try {
+    if (typeof argv['otlp-endpoint'] === 'string') live = startLiveSpanExporter({ endpoint: argv['otlp-endpoint'] });
     tap = await startHttpTap({
       target: String(argv.target),
       ...(typeof argv.listen === 'string' || typeof argv.listen === 'number' ? { listen: argv.listen } : {}),
@@ -34,6 +37,7 @@ async function run(argv: Record<string, unknown>): Promise<void> {
       ...(typeof argv.name === 'string' ? { label: argv.name } : {}),
       maxBody,
       chunks: argv.chunks !== false,
+      ...(live ? { onRecord: live.observe } : {}),
     });
   } catch (error) {
     fail(error, error instanceof McptapError && error.code.startsWith('BAD_') ? 2 : 1);
@@ -43,7 +47,10 @@ async function run(argv: Record<string, unknown>): Promise<void> {
   const stop = (): void => {
     if (stopping) return;
     stopping = true;
-    void tap.close().then(() => process.exit(0));
+    void tap.close().then(async () => {
+      await live?.close(1000);
+      process.exit(0);
+    });
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -14,8 +14,9 @@ import { registerCheck } from './check.js';
 import { registerDiff } from './diff.js';
 import { registerDemo } from './demo.js';
 import { registerPrune } from './prune.js';
+import { registerExport } from './export.js';
 
-const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerCheck, registerDiff, registerHttp, registerDemo, registerPrune];
+const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerCheck, registerDiff, registerHttp, registerDemo, registerPrune, registerExport];
 
 const argv = hideBin(process.argv);
 const separator = argv.indexOf('--');

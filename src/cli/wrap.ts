@@ -10,6 +10,7 @@ import type { Argv } from 'yargs';
 import { startStdioTap, DEFAULT_MAX_BODY } from '../capture/stdio.js';
 import { McptapError } from '../types.js';
 import { fail, type CliContext, type RegisterCommand } from './shared.js';
+import { startLiveSpanExporter, type LiveSpanExporter } from '../export/otlp-live.js';
 import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING, type LogSafetyFlags } from './log-options.js';
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -19,13 +20,15 @@ export interface WrapFlags {
   logDir?: string;
   name?: string;
   maxBody?: number;
+  /** OTLP/HTTP receiver to stream spans to while running (--otlp-endpoint). */
+  otlpEndpoint?: string;
   /** Redaction and size-cap flags (only through yargs; see log-options.ts). */
   safety?: LogSafetyFlags;
 }
 
 /**
  * Read the wrap flags from the words before `--` when they are exactly what the fast path knows
- * (`[stdio] [--log-dir D] [--name N] [--max-body B]`, also as `--flag=value`); otherwise undefined.
+ * (`[stdio] [--log-dir D] [--name N] [--max-body B] [--otlp-endpoint URL]`, also as `--flag=value`); otherwise undefined.
  */
 export function parseWrapFlags(words: readonly string[]): WrapFlags | undefined {
   const flags: WrapFlags = {};
@@ -39,6 +42,7 @@ export function parseWrapFlags(words: readonly string[]): WrapFlags | undefined 
     if (name === '--log-dir') flags.logDir = value;
     else if (name === '--name') flags.name = value;
     else if (name === '--max-body' && /^\d+$/.test(value)) flags.maxBody = Number(value);
+    else if (name === '--otlp-endpoint') flags.otlpEndpoint = value;
     else return undefined;
     i += eq === -1 ? 2 : 1;
   }
@@ -51,6 +55,12 @@ export function runWrap(flags: WrapFlags, wrapped: readonly string[]): void {
   if (!command) {
     fail(new McptapError('NO_COMMAND', 'nothing to wrap. Put the MCP server\u2019s command after --, for example: mcptap -- python weather.py'), 2);
   }
+  let live: LiveSpanExporter | undefined;
+  try {
+    if (flags.otlpEndpoint !== undefined) live = startLiveSpanExporter({ endpoint: flags.otlpEndpoint });
+  } catch (error) {
+    fail(error, 2);
+  }
   const tap = startStdioTap({
     command,
     args,
@@ -58,10 +68,13 @@ export function runWrap(flags: WrapFlags, wrapped: readonly string[]): void {
     ...(flags.name !== undefined ? { label: flags.name } : {}),
     maxBody: flags.maxBody ?? DEFAULT_MAX_BODY,
     ...flags.safety,
+    ...(live ? { onRecord: live.observe } : {}),
   });
   if (flags.safety?.redact === false) process.stderr.write(`mcptap: ${NO_REDACT_WARNING}\n`);
   for (const signal of FORWARDED_SIGNALS) process.on(signal, () => tap.signal(signal));
-  void tap.exited.then(({ exitCode }) => {
+  void tap.exited.then(async ({ exitCode }) => {
+    // Spans still queued get a short, bounded chance to go out; a receiver that is down cannot hold the exit.
+    await live?.close(1000);
     // Let what the child wrote reach the client before leaving; stdin may still be open, so exit explicitly.
     process.stdout.write('', () => process.exit(exitCode));
   });
@@ -72,6 +85,7 @@ function wrapOptions(y: Argv): Argv {
     .option('log-dir', { type: 'string', describe: 'Folder for the log (default: $MCPTAP_LOG_DIR, else ./logs, else a per-user folder)' })
     .option('name', { type: 'string', describe: 'Label for the log file and records (default: the command or script name)' })
     .option('max-body', { type: 'number', default: DEFAULT_MAX_BODY, describe: 'Keep at most this many bytes of one frame in the log (traffic is never cut)' })
+    .option('otlp-endpoint', { type: 'string', describe: 'Also stream OpenTelemetry spans to this OTLP/HTTP receiver, e.g. http://127.0.0.1:4318 (best-effort, never slows the traffic)' })
     .example('$0 -- python weather.py', 'Wrap a Python MCP server; the log goes to ./logs')
     .example('$0 --name weather --log-dir /tmp/mcp -- npx -y @modelcontextprotocol/server-everything', 'Wrap an npx server with a label and a log folder')
     .example('"args": ["-y", "mcptap", "--", "python", "weather.py"]', 'In an mcpServers entry: command "npx" with these args');
@@ -90,6 +104,7 @@ function runFromYargs(argv: Record<string, unknown>, context: CliContext): void 
   }
   if (typeof argv['log-dir'] === 'string') flags.logDir = argv['log-dir'];
   if (typeof argv.name === 'string') flags.name = argv.name;
+  if (typeof argv['otlp-endpoint'] === 'string') flags.otlpEndpoint = argv['otlp-endpoint'];
   runWrap(flags, context.wrapped);
 }
 

@@ -1,0 +1,65 @@
+/**
+ * `mcptap export --format har|otlp [-o FILE] [--endpoint URL] LOG_OR_DIR...`: logs into the tools people already
+ * use — a HAR archive for browser devtools and HAR viewers, or OTLP/JSON spans for a tracing backend (written to
+ * a file or stdout, or posted to an OTLP/HTTP receiver).
+ */
+import { writeFile } from 'node:fs/promises';
+import { buildSpans, formatHar, formatOtlp, linkTrace, readAllRecords, sendSpans, McptapError } from '../index.js';
+import { fail, type RegisterCommand } from './shared.js';
+
+/** The formats of `export`. */
+export const EXPORT_FORMATS = ['har', 'otlp'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const registerExport: RegisterCommand = (cli) =>
+  cli.command(
+    'export <logs..>',
+    'Export logs as HAR (browser devtools, HAR viewers) or OpenTelemetry spans (OTLP/JSON)',
+    (y) =>
+      y
+        .positional('logs', { type: 'string', array: true, describe: 'Log files or folders of logs' })
+        .option('format', {
+          alias: 'f',
+          choices: EXPORT_FORMATS,
+          demandOption: 'Say which format with --format har or --format otlp',
+          describe: 'har: a HAR 1.2 archive (one entry per HTTP exchange and per stdio MCP call); otlp: OTLP/JSON spans (one per MCP request and per LLM call, tool round trips joined)',
+        })
+        .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout' })
+        .option('endpoint', { type: 'string', describe: 'otlp only: post the spans to this OTLP/HTTP receiver (e.g. http://127.0.0.1:4318) instead of printing them' })
+        .option('window', { type: 'number', describe: 'Seconds after a model reply within which the tools/call that ran it must start (default 120)' })
+        .example('$0 export --format har -o session.har logs/', 'Open session.har in Chrome DevTools (Network → Import HAR)')
+        .example('$0 export --format otlp -o spans.json logs/', 'OTLP/JSON to post to any OTLP/HTTP collector at /v1/traces')
+        .example('$0 export --format otlp --endpoint http://127.0.0.1:4318 logs/', 'Send the spans to a local Jaeger or OpenTelemetry Collector'),
+    async (argv) => {
+      try {
+        const format = argv.format as ExportFormat;
+        const endpoint = argv.endpoint as string | undefined;
+        if (endpoint !== undefined && format !== 'otlp') throw new McptapError('BAD_FLAG', '--endpoint goes with --format otlp (HAR is a file: use -o).');
+        const window = argv.window as number | undefined;
+        if (window !== undefined && (!Number.isFinite(window) || window < 0)) {
+          throw new McptapError('BAD_FLAG', `--window must be a number of seconds (0 or more), not ${String(argv.window)}.`);
+        }
+        const linkOptions = window !== undefined ? { windowMs: window * 1000 } : {};
+        const problems: string[] = [];
+        const records = await readAllRecords(argv.logs as string[], { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`) });
+        for (const p of problems.slice(0, 5)) process.stderr.write(`mcptap: skipped a line that is not a record: ${p}\n`);
+        if (problems.length > 5) process.stderr.write(`mcptap: … and ${problems.length - 5} more such lines\n`);
+        if (endpoint !== undefined) {
+          const spans = buildSpans(records, linkTrace(records, linkOptions));
+          await sendSpans(endpoint, spans);
+          process.stderr.write(`mcptap: sent ${spans.length} spans from ${records.length} records to ${endpoint}\n`);
+          return;
+        }
+        const text = format === 'har' ? formatHar(records) : `${formatOtlp(records, linkOptions)}\n`;
+        const out = argv.out as string | undefined;
+        if (out !== undefined) {
+          await writeFile(out, text);
+          process.stderr.write(`mcptap: wrote ${format} of ${records.length} records to ${out}\n`);
+        } else {
+          process.stdout.write(text);
+        }
+      } catch (error) {
+        fail(error);
+      }
+    },
+  );
