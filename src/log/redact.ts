@@ -289,9 +289,12 @@ export class Redactor {
    */
   redactRecord<T extends Mutable>(record: T, line: string): T {
     const chunk = record.kind === 'llm-chunk';
+    // A streamed body (SSE or NDJSON) may hold a secret split across its events, which no single regex over the
+    // line can see: such bodies are always read event by event.
+    const streamBody = typeof record.body === 'string' && record.bodyEncoding !== 'base64' && looksLikeStream(record.body);
     if (!chunk) {
       if (record.kind === 'llm-response' || record.kind === 'llm-error' || record.kind === 'http-end') this.endStream(record);
-      if (!this.screen(line)) return record;
+      if (!streamBody && !this.screen(line)) return record;
     }
     let copy: Mutable | undefined;
     const set = (key: string, value: unknown): void => {
@@ -300,7 +303,7 @@ export class Redactor {
     for (const [key, value] of Object.entries(record)) {
       if (key === 'raw' || key === 'body' || key === 'data') {
         const encoded = key === 'raw' ? record.rawEncoding : key === 'body' ? record.bodyEncoding : undefined;
-        if (typeof value === 'string' && encoded !== 'base64' && !chunk) set(key, this.redactJsonText(value));
+        if (typeof value === 'string' && encoded !== 'base64' && !chunk) set(key, key === 'body' && streamBody ? this.redactStreamBody(value) : this.redactJsonText(value));
       } else if (key === 'args' && Array.isArray(value) && value.every((a) => typeof a === 'string')) {
         const next = this.redactArgs(value as string[]);
         if (next.some((a, i) => a !== value[i])) set(key, next);
@@ -354,7 +357,15 @@ export class Redactor {
       tails = new Map();
       this.streams.set(streamKey, tails);
     }
-    if (typeof record.delta === 'string') set('delta', this.redactPiece(tails, '#delta', record.delta));
+    if (typeof record.delta === 'string') {
+      const delta = this.redactPiece(tails, '#delta', record.delta);
+      set('delta', delta);
+      // The one-line summary quotes the chunk's text: it must not keep what the delta lost.
+      if (delta !== record.delta && typeof record.msg === 'string') {
+        const msg = this.redactText(record.msg);
+        set('msg', record.delta !== '' && msg.includes(record.delta) ? msg.split(record.delta).join(delta) : 'A streamed chunk; its text holds part of a secret and is redacted.');
+      }
+    }
     if (typeof record.raw !== 'string') return;
     let parsed: unknown;
     try {
@@ -365,6 +376,39 @@ export class Redactor {
     }
     const next = this.redactStreamed(tails, parsed, '');
     if (next !== parsed) set('raw', JSON.stringify(next));
+  }
+
+  /**
+   * A whole streamed body (SSE `data:` events or NDJSON lines, as an http-end record keeps it): each event is
+   * redacted like an llm-chunk, with the stream's tails carried from event to event, so a key cut across events
+   * does not survive in the body either.
+   */
+  redactStreamBody(body: string): string {
+    const tails = new Map<string, string>();
+    const lines = body.split(/(?<=\n)/);
+    let changed = false;
+    const out = lines.map((line) => {
+      const eol = /\r?\n$/.exec(line)?.[0] ?? '';
+      const content = line.slice(0, line.length - eol.length);
+      const data = /^data: ?/.exec(content);
+      const payload = data ? content.slice(data[0].length) : content;
+      let next = payload;
+      if (/^\s*[{[]/.test(payload)) {
+        try {
+          const parsed: unknown = JSON.parse(payload);
+          const redacted = this.redactStreamed(tails, parsed, '');
+          if (redacted !== parsed) next = JSON.stringify(redacted);
+        } catch {
+          next = this.redactText(payload);
+        }
+      } else {
+        next = this.redactText(payload);
+      }
+      if (next === payload) return line;
+      changed = true;
+      return `${data ? data[0] : ''}${next}${eol}`;
+    });
+    return changed ? out.join('') : body;
   }
 
   /** Walk a parsed chunk: streamed text fields are judged with their stream's tail, everything else as usual. */
@@ -451,6 +495,13 @@ function keepScheme(name: string, value: string): string {
     return [name, ...attributes].join('; ');
   }
   return REDACTED;
+}
+
+/** SSE (`data:` lines) or NDJSON (several JSON lines): a body whose events are pieces of one stream. */
+function looksLikeStream(body: string): boolean {
+  const firstBreak = body.indexOf('\n');
+  if (firstBreak === -1 || firstBreak === body.length - 1) return false;
+  return /^(?:data:|event:|id:|:)/m.test(body.slice(0, 200)) || (/^\s*\{/.test(body) && /\n\s*\{/.test(body));
 }
 
 function isHeaderMap(value: unknown): value is LoggedHeaders {

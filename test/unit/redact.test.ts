@@ -228,6 +228,32 @@ describe('llm-chunk: a secret split across stream chunks', () => {
   });
 });
 
+describe('streamed bodies (http-end keeps the whole SSE or NDJSON body)', () => {
+  it('a key cut across NDJSON lines does not survive in the body, which stays line-for-line JSON', () => {
+    const cut = 9;
+    const lines = [`Key: ${OPENAI.slice(0, cut)}`, OPENAI.slice(cut, 20), `${OPENAI.slice(20)} ok`].map((content, i) => JSON.stringify({ model: 'm', message: { role: 'assistant', content }, done: i === 2 }));
+    const body = `${lines.join('\n')}\n`;
+    const out = run(r, { v: 1, time: 1, seq: 0, kind: 'http-end', exchange: 'x', body }) as { body: string; redacted?: boolean };
+    expect(out.redacted).toBe(true);
+    for (let i = 0; i + 6 <= OPENAI.length; i++) expect(out.body).not.toContain(OPENAI.slice(i, i + 6));
+    const parsed = out.body.trim().split('\n').map((l) => JSON.parse(l) as { message: { content: string } });
+    expect(parsed.map((p) => p.message.content).join('')).toMatch(/^Key: .*\[redacted\].* ok$/);
+  });
+  it('an SSE body without secrets is left as it is', () => {
+    const body = 'data: {"choices":[{"delta":{"content":"Hello"}}]}\n\ndata: [DONE]\n\n';
+    const rec = { v: 1, time: 1, seq: 0, kind: 'http-end', exchange: 'x', body };
+    expect(run(r, rec)).toBe(rec);
+  });
+  it("a chunk's summary sentence loses what its delta lost", () => {
+    const redactor = new Redactor();
+    const mk = (content: string) => ({ v: 1, time: 1, seq: 0, session: 's', kind: 'llm-chunk', exchange: 'q', raw: JSON.stringify({ message: { content } }), delta: content, msg: `Model streams ${JSON.stringify(content)}.` });
+    run(redactor, mk('token: sk-'));
+    const out = run(redactor, mk(OPENAI.slice(3, 12))) as { msg: string; delta: string };
+    expect(out.delta).toBe(REDACTED);
+    expect(out.msg).toBe(`Model streams "${REDACTED}".`);
+  });
+});
+
 describe('extra rules', () => {
   it('--redact-key and --redact-pattern add to the defaults', () => {
     const custom = new Redactor({ keys: ['tenant-code'], patterns: ['corp_[A-Za-z0-9]{8}'] });
