@@ -15,9 +15,9 @@ export const registerCheck: RegisterCommand = (cli) =>
       y
         .positional('logs', { type: 'string', array: true, describe: 'Log files or folders of logs' })
         .option('fail-on', {
+          // Not an array option: yargs would swallow the log paths after it. Repeating the flag still collects.
           type: 'string',
-          array: true,
-          default: [DEFAULT_FAIL_ON.join(',')],
+          default: DEFAULT_FAIL_ON.join(','),
           describe: `Signals that fail the check, comma-separated: ${CHECK_SIGNALS.join(', ')}, or all`,
         })
         .option('format', { type: 'string', choices: ['text', 'junit'], default: 'text', describe: 'A one-screen summary, or JUnit XML for CI systems' })
@@ -28,7 +28,7 @@ export const registerCheck: RegisterCommand = (cli) =>
     async (argv) => {
       let failOn;
       try {
-        failOn = parseSignals(argv['fail-on'] as string[]);
+        failOn = parseSignals(([] as string[]).concat(argv['fail-on'] as string | string[]));
       } catch (error) {
         fail(new McptapError('BAD_FLAG', (error as Error).message), 2);
       }

@@ -16,14 +16,14 @@ export const registerDiff: RegisterCommand = (cli) =>
         .option('exit-code', { type: 'boolean', default: false, describe: 'Exit 1 when the captures differ' })
         .option('threshold', { type: 'number', default: 50, describe: 'Latency regression: percent by which the median must grow' })
         .option('min-ms', { type: 'number', default: 20, describe: 'Latency regression: milliseconds by which it must grow too' })
-        .option('ignore', { type: 'string', array: true, default: [], describe: 'JSON fields left out when comparing results (timestamps, ids); repeatable' })
+        .option('ignore', { type: 'string', describe: 'JSON fields left out when comparing results (timestamps, ids); repeatable' })
         .option('format', { type: 'string', choices: ['text', 'json'], default: 'text', describe: 'A readable report, or JSON' })
         .example('$0 diff fixtures/v1.ndjson logs/ --exit-code', 'Fail CI when the server changed its tools or answers'),
     async (argv) => {
       try {
         const a = await readAllRecords([argv.a as string]);
         const b = await readAllRecords([argv.b as string]);
-        const report = diffRecords(a, b, { thresholdPct: argv.threshold as number, minMs: argv['min-ms'] as number, ignore: argv.ignore as string[] });
+        const report = diffRecords(a, b, { thresholdPct: argv.threshold as number, minMs: argv['min-ms'] as number, ignore: ([] as string[]).concat((argv.ignore as string | string[] | undefined) ?? []) });
         process.stdout.write(argv.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatDiff(report, [argv.a as string, argv.b as string]));
         process.exitCode = argv['exit-code'] && hasDifferences(report) ? 1 : 0;
       } catch (error) {

@@ -15,7 +15,7 @@ function options(y: Argv): Argv {
     .option('listen', { type: 'string', describe: 'Serve recorded HTTP exchanges on [HOST:]PORT instead of stdio (HOST defaults to 127.0.0.1; port 0 picks a free one)' })
     .option('speed', { type: 'number', default: 1, describe: 'Play the recorded pauses (server answers, streamed chunks) this many times faster' })
     .option('delay', { type: 'boolean', default: true, describe: 'Keep the recorded pauses (--no-delay answers at once)' })
-    .option('ignore', { type: 'string', array: true, default: [], describe: 'HTTP: JSON fields to leave out when matching bodies (timestamps, request ids); repeatable' })
+    .option('ignore', { type: 'string', describe: 'HTTP: JSON fields to leave out when matching bodies (timestamps, request ids); repeatable' })
     .example('$0 replay fixtures/captures/mcp-stdio/everything-sdk.ndjson', 'Act as the recorded server for a stdio client')
     .example('"command": "npx", "args": ["-y", "mcptap", "replay", "weather.ndjson"]', 'In an mcpServers entry, instead of the real server')
     .example('$0 replay logs/ollama-*.ndjson --listen 11434 --no-delay', 'Serve a recorded Ollama conversation to an agent')
@@ -35,7 +35,7 @@ async function run(argv: Record<string, unknown>): Promise<void> {
         listen,
         speed: argv.speed as number,
         noDelay: argv.delay === false,
-        ignore: argv.ignore as string[],
+        ignore: ([] as string[]).concat((argv.ignore as string | string[] | undefined) ?? []),
         onNote: (note) => process.stderr.write(`mcptap: ${note}\n`),
       });
       process.stderr.write(`mcptap: replaying ${server.exchanges} recorded HTTP exchanges at ${server.url}\n`);
