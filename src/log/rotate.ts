@@ -36,7 +36,7 @@ export function needsNewPart(partBytes: number, textBytes: number, maxBytes: num
 export interface RotatingFileOptions {
   /** Path of the first part. */
   file: string;
-  /** Largest size of one part in bytes (approximately: string length stands in for bytes). */
+  /** Largest size of one part in bytes. */
   maxBytes: number;
   /** Keep at most this many parts, deleting the oldest; 0 or undefined keeps them all. */
   maxFiles?: number;
@@ -73,8 +73,10 @@ export class RotatingFile implements LogTarget {
 
   write(text: string): void {
     if (!this.current) return;
-    if (needsNewPart(this.partBytes, text.length, this.options.maxBytes)) this.rotate();
-    this.partBytes += text.length;
+    // Bytes, not string length: a summary with "…" or any non-ASCII text is longer on disk than in characters.
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (needsNewPart(this.partBytes, bytes, this.options.maxBytes)) this.rotate();
+    this.partBytes += bytes;
     this.current?.write(text);
   }
 
