@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import httpProxy from 'http-proxy';
 import { LogWriter } from '../log/writer.js';
+import type { RedactRules } from '../log/redact.js';
 import { logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import { HttpObserver, type HttpExchange } from '../session/http-exchange.js';
 import { tapWebSocket } from './ws.js';
@@ -37,6 +38,11 @@ export interface HttpTapOptions {
   maxBody?: number;
   /** Write an `llm-chunk` record per streamed chunk (default true). */
   chunks?: boolean;
+  /** Extra redaction rules for the log, or `false` to log secrets as they are (--no-redact). On by default. */
+  redact?: RedactRules | false;
+  /** Start a new part of the log past this many bytes (--max-log-mb), keeping at most maxLogFiles parts. */
+  maxLogBytes?: number;
+  maxLogFiles?: number;
   /** Where mcptap's own notices go (a log that cannot be written); defaults to stderr. */
   warn?: (message: string) => void;
   env?: NodeJS.ProcessEnv;
@@ -117,13 +123,22 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   const session = newSessionId(label, started);
   const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, started));
   const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
-  const writer = new LogWriter({ file: logFile, session, channel: 'http', label, warn });
+  const writer = new LogWriter({
+    file: logFile,
+    session,
+    channel: 'http',
+    label,
+    warn,
+    ...(options.redact !== undefined ? { redact: options.redact } : {}),
+    ...(options.maxLogBytes !== undefined ? { maxFileBytes: options.maxLogBytes, maxFiles: options.maxLogFiles ?? 0 } : {}),
+  });
   const observer = new HttpObserver({
     sink: options.onRecord ? teeSink(writer, { session, channel: 'http', label }, options.onRecord) : writer,
     session,
     maxBody,
     chunks: options.chunks ?? true,
     targetPath: targetUrl.pathname === '/' ? '' : targetUrl.pathname,
+    redactor: writer.redactor ?? false,
   });
 
   // Keep-alive to the upstream: a fresh TCP connection per request would add latency to every model call.

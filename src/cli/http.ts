@@ -6,9 +6,10 @@ import type { Argv } from 'yargs';
 import { startHttpTap, startLiveSpanExporter, DEFAULT_HTTP_MAX_BODY, type LiveSpanExporter } from '../index.js';
 import { fail, type RegisterCommand } from './shared.js';
 import { McptapError } from '../types.js';
+import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING } from './log-options.js';
 
 function httpOptions(y: Argv): Argv {
-  return y
+  return logSafetyOptions(y)
     .option('target', { type: 'string', demandOption: 'Give the upstream with --target, for example --target http://127.0.0.1:11435', describe: 'Upstream base URL (http:// or https://), e.g. http://127.0.0.1:11435' })
     .option('listen', { type: 'string', describe: 'Where the proxy listens: PORT (binds 127.0.0.1) or HOST:PORT (default: a free port on 127.0.0.1)' })
     .option('log-dir', { type: 'string', describe: 'Folder for the log (default: $MCPTAP_LOG_DIR, else ./logs, else a per-user folder)' })
@@ -30,7 +31,10 @@ async function run(argv: Record<string, unknown>): Promise<void> {
   let live: LiveSpanExporter | undefined;
   try {
     if (typeof argv['otlp-endpoint'] === 'string') live = startLiveSpanExporter({ endpoint: argv['otlp-endpoint'] });
+    const safety = logSafetyFromArgv(argv);
+    if (safety.redact === false) process.stderr.write(`mcptap: ${NO_REDACT_WARNING}\n`);
     tap = await startHttpTap({
+      ...safety,
       target: String(argv.target),
       ...(typeof argv.listen === 'string' || typeof argv.listen === 'number' ? { listen: argv.listen } : {}),
       ...(typeof argv['log-dir'] === 'string' ? { logDir: argv['log-dir'] } : {}),

@@ -11,7 +11,7 @@
  */
 import type { Channel, Frame } from '../types.js';
 import { LEVEL, type HttpOutcome, type LoggedHeaders, type RecordDraft, type RecordSink } from '../log/schema.js';
-import { redactHeaders } from '../log/redact.js';
+import { redactHeaders, type Redactor } from '../log/redact.js';
 import { BodyCapture, contentCoding, createBodyDecoder, type BodyDecoder } from '../framing/body.js';
 import { SseFramer, type SseItem } from '../framing/sse.js';
 import { LineFramer } from '../framing/lines.js';
@@ -57,6 +57,8 @@ export interface HttpObserverOptions {
   chunks: boolean;
   /** The upstream URL's path prefix, e.g. `/v1` for a base URL; joined with request paths to detect the API. */
   targetPath?: string;
+  /** The log's redaction rules for headers, or `false` when redaction is off (--no-redact). */
+  redactor?: Redactor | false;
   /** Makes MCP session ids (the `session` field); defaults to a counter. */
   newSessionId?: () => string;
 }
@@ -68,6 +70,7 @@ export class HttpObserver {
   readonly maxBody: number;
   readonly chunks: boolean;
   readonly targetPath: string;
+  readonly redactor: Redactor | false | undefined;
   private readonly newSessionId: () => string;
   private readonly sessions = new Map<string, McpSessionEntry>();
   private readonly all = new Set<McpSessionEntry>();
@@ -79,6 +82,7 @@ export class HttpObserver {
     this.maxBody = options.maxBody;
     this.chunks = options.chunks;
     this.targetPath = (options.targetPath ?? '').replace(/\/+$/, '');
+    this.redactor = options.redactor;
     let n = 0;
     this.newSessionId = options.newSessionId ?? (() => `${this.session}-mcp${++n}`);
   }
@@ -218,7 +222,7 @@ export class HttpExchange {
       exchange: this.id,
       method: this.head.method,
       path: this.head.path,
-      headers: redactHeaders(this.head.headers),
+      headers: redactHeaders(this.head.headers, this.observer.redactor),
       bodyBytes: body.bytes,
       msg: `${this.head.method} ${this.head.path}${body.bytes ? ` with a ${body.bytes}-byte body` : ''}${this.describeChannel()}.`,
       ...bodyFields(body),
@@ -270,7 +274,7 @@ export class HttpExchange {
         dir: 's2c',
         exchange: this.id,
         status,
-        headers: redactHeaders(headers),
+        headers: redactHeaders(headers, this.observer.redactor),
         ttfbMs,
         ...(status >= 400 ? { level: LEVEL.warn } : {}),
         msg: `${this.head.method} ${this.head.path} → ${status}${type ? ` (${type})` : ''} after ${formatMs(ttfbMs)}${describeStatus(status, headers)}.`,
