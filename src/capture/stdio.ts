@@ -15,7 +15,7 @@ import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
-import { LineFramer } from '../framing/lines.js';
+import { LineFramer, withoutCutCharacter } from '../framing/lines.js';
 import { McpSession } from '../session/mcp-session.js';
 import { LogWriter } from '../log/writer.js';
 import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../log/location.js';
@@ -199,7 +199,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   });
 
   function logStderr(bytes: Buffer, size: number, truncated: boolean, time: number): void {
-    const text = bytes.toString('utf8');
+    const text = (truncated ? withoutCutCharacter(bytes) : bytes).toString('utf8');
     stderrTail.push(text);
     if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
     record({ time, kind: 'stderr', dir: 's2c', text, bytes: size, ...(truncated ? { truncated: true } : {}), msg: `Server stderr: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}` });

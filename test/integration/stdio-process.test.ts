@@ -175,6 +175,19 @@ describe('stderr', () => {
   });
 });
 
+describe('long stderr lines', () => {
+  test('a stderr line over 8 KiB is relayed whole and logged as its head, without a character cut in half', async () => {
+    const dir = freshDir();
+    const line = `x${'\u00e9'.repeat(4500)}`; // 9001 bytes; the 8 KiB cap falls inside an é
+    const run = start(['--log-dir', dir, '--', process.execPath, '-e', `process.stderr.write(${JSON.stringify(`${line}\n`)})`]);
+    run.child.stdin.end();
+    expect((await run.done).code).toBe(0);
+    expect(run.stderr().split('\n')[1]).toBe(line);
+    const [record] = (await records(dir)).filter((r) => r.kind === 'stderr');
+    expect(record).toMatchObject({ bytes: 9001, truncated: true, text: line.slice(0, 4096) });
+  });
+});
+
 describe('the log', () => {
   test('an unwritable --log-dir (a path under a regular file) warns once and the relay goes on', async () => {
     const blocker = join(root, 'a-file');
