@@ -33,12 +33,21 @@ export interface Answered {
 }
 
 export const DEFAULT_MAX_PENDING = 10_000;
+/**
+ * A request unanswered for this long is handed back as pending (checked when the next request arrives, so it
+ * costs nothing in between). Long enough for slow tools; short enough that a long session's log says which
+ * requests were dropped while it ran, not only at the end.
+ */
+export const DEFAULT_MAX_PENDING_AGE_MS = 30 * 60_000;
 
 export class Correlator {
   private readonly open = new Map<string, OpenRequest>();
   private readonly byProgressToken = new Map<string, OpenRequest>();
 
-  constructor(private readonly maxPending = DEFAULT_MAX_PENDING) {}
+  constructor(
+    private readonly maxPending = DEFAULT_MAX_PENDING,
+    private readonly maxAgeMs = DEFAULT_MAX_PENDING_AGE_MS,
+  ) {}
 
   /** Remember a request. Returns requests pushed out to make room (or replaced by one with the same key). */
   request(request: OpenRequest): OpenRequest[] {
@@ -55,6 +64,12 @@ export class Correlator {
       const [oldestKey, oldest] = this.open.entries().next().value as [string, OpenRequest];
       this.forget(oldestKey, oldest);
       pushedOut.push(oldest);
+    }
+    // The map is in arrival order, so the aged-out requests are at its head: stop at the first young one.
+    for (const [key, open] of this.open) {
+      if (request.mono - open.mono <= this.maxAgeMs) break;
+      this.forget(key, open);
+      pushedOut.push(open);
     }
     return pushedOut;
   }

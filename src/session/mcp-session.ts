@@ -11,7 +11,7 @@ import { decodeJsonRpc, peekIdAndMethod } from '../protocols/jsonrpc.js';
 import { withoutCutCharacter } from '../framing/lines.js';
 import { asObject, asString, describePeer, peerInfo } from '../protocols/mcp.js';
 import { LEVEL, type FrameFields, type RecordDraft, type RecordSink } from '../log/schema.js';
-import { Correlator, DEFAULT_MAX_PENDING, roundMs, type OpenRequest } from './correlator.js';
+import { Correlator, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_AGE_MS, roundMs, type OpenRequest } from './correlator.js';
 import {
   describeError,
   describeInvalid,
@@ -28,6 +28,8 @@ export interface McpSessionOptions {
   /** True for MCP over stdio, where a non-JSON-RPC line on stdout breaks clients (and is said so). */
   stdio: boolean;
   maxPending?: number;
+  /** Requests unanswered this long are logged as pending and no longer tracked (default 30 minutes). */
+  maxPendingAgeMs?: number;
 }
 
 /** Extra fields a transport adds to every frame record (an HTTP exchange id, SSE event fields, …). */
@@ -42,7 +44,7 @@ export class McpSession {
   constructor(options: McpSessionOptions) {
     this.sink = options.sink;
     this.stdio = options.stdio;
-    this.correlator = new Correlator(options.maxPending ?? DEFAULT_MAX_PENDING);
+    this.correlator = new Correlator(options.maxPending ?? DEFAULT_MAX_PENDING, options.maxPendingAgeMs ?? DEFAULT_MAX_PENDING_AGE_MS);
   }
 
   /** Decode one frame and write its record(s). Never throws on any bytes. */
