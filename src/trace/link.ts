@@ -274,7 +274,10 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
   for (const m of modelCalls) {
     const mcp = ran.get(m);
     const after = m.exchange.response!.time;
-    const carrier = ordered.find((x) => x !== m.exchange && x.request!.time >= after && carriesResult(x, m, mcp?.resultText ?? null));
+    const carries = (x: LlmExchange): boolean => x !== m.exchange && x.request!.time >= after && carriesResult(x, m, mcp?.resultText ?? null);
+    // The conversation goes on through the same proxy and API; look elsewhere only when it did not.
+    const own = (x: LlmExchange): boolean => x.request!.session === m.exchange.response!.session && x.request!.channel === m.exchange.response!.channel;
+    const carrier = ordered.find((x) => own(x) && carries(x)) ?? ordered.find(carries);
     if (carrier) fedBackIn.set(m, carrier);
   }
 
@@ -727,10 +730,15 @@ function carriesResult(x: LlmExchange, m: ModelCall, resultText: string | null):
   return false;
 }
 
+/**
+ * Does a tool result in a request answer model call `m`? An id on both sides decides; then a name that differs
+ * rules it out; then, when the server's result is known, the content decides (so another call of the same tool
+ * is not taken for this one); only without it does a matching name suffice.
+ */
 function resultMatchesCall(r: LlmRequestRecord['toolResults'][number], m: ModelCall, resultText: string | null = null): boolean {
   if (m.call.id !== undefined && r.toolCallId !== undefined) return r.toolCallId === m.call.id;
   if (r.name !== undefined && !sameTool(r.name, m.call.name) && !sameTool(m.call.name, r.name)) return false;
-  if (resultText !== null && sameText(r.content, resultText)) return true;
+  if (resultText !== null) return sameText(r.content, resultText);
   return r.name !== undefined;
 }
 

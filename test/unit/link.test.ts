@@ -335,3 +335,25 @@ describe('helpers', () => {
     expect(toolResultText(undefined)).toBeNull();
   });
 });
+
+describe('linkTrace: two agents at once', () => {
+  it('does not take another agent\u2019s feed-back of the same tool for this call', () => {
+    // The OpenAI agent's call (with an id) is answered later than the Ollama agent's (name only): the Ollama
+    // feed-back must not count for the OpenAI call just because the tool name matches.
+    const records = byTime([
+      llmRequest(0, 'o1', { channel: 'openai', session: 'proxy' }),
+      llmRequest(5, 'a1', { session: 'proxy' }),
+      llmResponse(100, 'o1', 100, [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Oslo' } }], '', 'openai', 'proxy'),
+      llmResponse(105, 'a1', 100, [{ name: 'get_weather', arguments: { location: 'California' } }], '', 'ollama', 'proxy'),
+      ...mcpCall(110, 1, 'get_weather', { location: 'California' }, 5, RAIN),
+      ...mcpCall(112, 2, 'get_weather', { city: 'Oslo' }, 50, 'cold'),
+      llmRequest(130, 'a2', { session: 'proxy', toolResults: [{ name: 'get_weather', content: RAIN }] }),
+      llmRequest(200, 'o2', { channel: 'openai', session: 'proxy', toolResults: [{ toolCallId: 'call_1', content: 'cold' }] }),
+    ]);
+    const trips = linkTrace(records).roundTrips;
+    expect(trips.map((t) => [t.llm?.exchange, t.mcp?.id, t.fedBackIn?.exchange])).toEqual([
+      ['o1', 2, 'o2'],
+      ['a1', 1, 'a2'],
+    ]);
+  });
+});
