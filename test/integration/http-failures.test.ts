@@ -102,6 +102,48 @@ describe('HTTP tap failures', () => {
     expect(end?.status).toBe(200);
   });
 
+  it('survives a client that gives up mid-upload and one that sends garbage', async () => {
+    let upstreamSawClose = false;
+    const upstream = http.createServer((req, res) => {
+      req.on('close', () => (upstreamSawClose = true));
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    const upstreamUrl = await listen(upstream);
+    const tap = await startHttpTap({ target: upstreamUrl, logDir, label: 'upload' });
+    const { port } = new URL(tap.url);
+    try {
+      const net = await import('node:net');
+      await new Promise<void>((resolve) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () => {
+          socket.write('POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":"2.0",');
+          setTimeout(() => {
+            socket.destroy();
+            resolve();
+          }, 100);
+        });
+      });
+      const garbage = await new Promise<string>((resolve) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('\x00\x01 not http at all\r\n\r\n'));
+        let answer = '';
+        socket.on('data', (d) => (answer += d.toString()));
+        socket.on('close', () => resolve(answer));
+      });
+      expect(garbage).toContain('400 Bad Request');
+      // Still serving.
+      expect((await rawRequest(`${tap.url}/health`)).body.toString()).toBe('ok');
+      for (let i = 0; i < 20 && !upstreamSawClose; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(upstreamSawClose).toBe(true);
+    } finally {
+      await tap.close();
+      upstream.close();
+    }
+    const records = (await readAllRecords([tap.logFile])) as Rec[];
+    const aborted = records.find((r) => r.kind === 'http-end' && r.path === '/mcp');
+    expect(aborted).toMatchObject({ outcome: 'client-aborted', reqBytes: 17 });
+    expect(records.find((r) => r.kind === 'http-request' && r.path === '/mcp')).toMatchObject({ bodyBytes: 17, body: '{"jsonrpc":"2.0",' });
+  });
+
   it('forwards compressed bodies byte for byte and logs them decoded', async () => {
     const json = JSON.stringify({ models: [{ name: 'qwen2.5:3b' }], note: 'x'.repeat(2000) });
     const gz = zlib.gzipSync(json);
