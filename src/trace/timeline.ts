@@ -137,7 +137,9 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
         break;
     }
   }
-  return { participants, steps };
+  // Only who takes part: an MCP-only log has no User or LLM column.
+  const used = new Set(steps.flatMap((s) => [s.from, s.to]));
+  return { participants: participants.filter((p) => used.has(p.id)), steps };
 }
 
 export interface TimelineFormatOptions {

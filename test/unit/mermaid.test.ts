@@ -39,7 +39,8 @@ describe('formatMermaid', () => {
       { ...base, time: 3, kind: 'invalid' as const, dir: 's2c' as const, reason: 'not JSON', bytes: 5, raw: 'hello' },
     ];
     const m = formatMermaid(buildTimeline(recs, linkTrace(recs)));
-    expect(m).toContain('  M2--xH1: error -32602: bad#59; args (1 ms)');
-    expect(m).toContain('  Note over M2: not JSON-RPC (not JSON)');
+    expect(m.split('\n').slice(0, 3)).toEqual(['sequenceDiagram', '  participant H0 as Host / client', '  participant M1 as w']);
+    expect(m).toContain('  M1--xH0: error -32602: bad#59; args (1 ms)');
+    expect(m).toContain('  Note over M1: not JSON-RPC (not JSON)');
   });
 });

@@ -39,7 +39,7 @@ describe('buildTimeline', () => {
       { ...base, time: 3, session: 'c', channel: 'stdio' as const, label: 'w', kind: 'pending' as const, dir: 'c2s' as const, id: 4, method: 'tools/call', tool: 'slow', requestSeq: 1, ageMs: 9 },
     ];
     const t = buildTimeline(records2, linkTrace(records2));
-    expect(t.participants.map((p) => p.name)).toEqual(['User', 'Host / client', 'LLM ollama-a', 'LLM openai-b', 'w']);
+    expect(t.participants.map((p) => p.name)).toEqual(['Host / client', 'LLM ollama-a', 'LLM openai-b', 'w']);
     expect(t.steps.map((s) => [s.style, s.text])).toEqual([
       ['error', 'error 404: model not found'],
       ['error', 'error 500: boom'],
