@@ -274,7 +274,8 @@ export class Redactor {
     let copy: LoggedHeaders | undefined;
     for (const [name, value] of Object.entries(headers)) {
       const secret = isSecretHeader(name) || this.isSecretKey(name);
-      const redactOne = (v: string): string => (secret ? (v === REDACTED ? v : keepScheme(name, v)) : this.redactText(v));
+      // Same as redactHeaders: a secret header's value goes whole (one "[redacted]" per value).
+      const redactOne = (v: string): string => (secret ? REDACTED : this.redactText(v));
       const next = Array.isArray(value) ? value.map(redactOne) : redactOne(value);
       const changed = Array.isArray(value) ? (next as string[]).some((v, i) => v !== value[i]) : next !== value;
       if (changed) (copy ??= { ...headers })[name] = next;
@@ -474,27 +475,6 @@ export class Redactor {
     if (this.streams.size === 0) return;
     this.streams.delete(`${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`);
   }
-}
-
-/** `Authorization: Bearer x` is logged as `Bearer [redacted]` (the scheme helps debugging); cookies keep their names. */
-function keepScheme(name: string, value: string): string {
-  const lower = name.toLowerCase();
-  if (lower === 'authorization' || lower === 'proxy-authorization') {
-    const scheme = /^([A-Za-z][\w-]*)\s+\S/.exec(value);
-    return scheme ? `${scheme[1]} ${REDACTED}` : REDACTED;
-  }
-  if (lower === 'cookie') {
-    return value
-      .split(/;\s*/)
-      .map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${REDACTED}` : REDACTED))
-      .join('; ');
-  }
-  if (lower === 'set-cookie') {
-    const [first, ...attributes] = value.split(/;\s*/);
-    const name = first && first.includes('=') ? `${first.slice(0, first.indexOf('='))}=${REDACTED}` : REDACTED;
-    return [name, ...attributes].join('; ');
-  }
-  return REDACTED;
 }
 
 /** SSE (`data:` lines) or NDJSON (several JSON lines): a body whose events are pieces of one stream. */
