@@ -229,3 +229,24 @@ describe('LLM API failures through mcptap', () => {
     expect(end!.resBytes as number).toBeGreaterThan(0);
   });
 });
+
+describe('an OpenAI-compatible base URL with a path as the target', () => {
+  it('forwards to the path under the base URL and still recognizes the API', async () => {
+    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-http-llm-base-'));
+    const upstream = (await startLlmUpstream({ speed: 0 })) as Upstream;
+    // As with https://api.openai.com/v1: the client's base URL is the proxy itself.
+    const tap = await startHttpTap({ target: `${upstream.url}/v1`, logDir, label: 'base-url' });
+    try {
+      const viaTap = await new OpenAI({ baseURL: tap.url, apiKey: 'k', maxRetries: 0 }).chat.completions.create({ ...(openaiTurn2 as never), stream: false });
+      const direct = await new OpenAI({ baseURL: `${upstream.url}/v1`, apiKey: 'k', maxRetries: 0 }).chat.completions.create({ ...(openaiTurn2 as never), stream: false });
+      expect(viaTap).toEqual(direct);
+    } finally {
+      await tap.close();
+      await upstream.close();
+    }
+    const records = (await readAllRecords([tap.logFile])) as Rec[];
+    expect(records.find((r) => r.kind === 'http-request')).toMatchObject({ path: '/chat/completions', channel: 'openai' });
+    expect(records.find((r) => r.kind === 'llm-response')).toMatchObject({ endpoint: '/v1/chat/completions', content: '上海当前的天气是晴天，温度是27摄氏度。' });
+    rmSync(logDir, { recursive: true, force: true });
+  });
+});
