@@ -15,8 +15,9 @@ import { registerDiff } from './diff.js';
 import { registerDemo } from './demo.js';
 import { registerPrune } from './prune.js';
 import { registerExport } from './export.js';
+import { registerUi } from './ui.js';
 
-const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerCheck, registerDiff, registerHttp, registerDemo, registerPrune, registerExport];
+const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerCheck, registerDiff, registerHttp, registerDemo, registerPrune, registerExport, registerUi];
 
 const argv = hideBin(process.argv);
 const separator = argv.indexOf('--');

@@ -1,0 +1,37 @@
+/**
+ * `mcptap ui [--listen PORT] [LOG_DIR]`: the live view. Serves a page on 127.0.0.1 that shows every session in
+ * the log folder — the past ones at once, running ones as they happen. A thin layer over startUiServer.
+ */
+import { resolveLogDir, startUiServer, McptapError } from '../index.js';
+import { fail, type RegisterCommand } from './shared.js';
+
+export const registerUi: RegisterCommand = (cli) =>
+  cli.command(
+    'ui [logDir]',
+    'Open a live view of the log folder in your browser: timeline, round trips, sequence diagram, filters, each frame\u2019s JSON',
+    (y) =>
+      y
+        .positional('logDir', { type: 'string', describe: 'The log folder the taps write to (default: $MCPTAP_LOG_DIR, else ./logs, else the per-user folder)' })
+        .option('listen', { type: 'string', default: '7007', describe: 'Where the page is served: PORT (on 127.0.0.1) or HOST:PORT; 0 picks a free port' })
+        .example('$0 ui', 'Follow ./logs at http://127.0.0.1:7007/')
+        .example('$0 ui --listen 0 /tmp/mcp-logs', 'Any free port, another folder'),
+    async (argv) => {
+      let server;
+      try {
+        const logDir = resolveLogDir(argv.logDir as string | undefined);
+        server = await startUiServer({ logDir, listen: String(argv.listen) });
+      } catch (error) {
+        fail(error, error instanceof McptapError && error.code.startsWith('BAD_') ? 2 : 1);
+      }
+      process.stderr.write(`mcptap: live view of ${server.logDir} at ${server.url} (${server.records} past records); Ctrl-C to stop\n`);
+      let stopping = false;
+      const stop = (): void => {
+        if (stopping) return;
+        stopping = true;
+        void server.close().then(() => process.exit(0));
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      process.on('SIGHUP', stop);
+    },
+  );

@@ -1,0 +1,228 @@
+/**
+ * `mcptap ui`: a local page that shows what the taps log, as it happens. Running taps write to the log folder as
+ * always; this server follows the folder (tail.ts), sends every record to each open page over a WebSocket (the
+ * past first, then new ones as they are written), and with them the linked trace — sessions, tool round trips,
+ * findings and the sequence diagram drawn by the same renderer as `view --format html`.
+ *
+ * Loopback only by default, and every request — page, script and WebSocket — must carry a Host (and, when sent,
+ * an Origin) that names this server (net-safety.ts `checkHostHeader`): otherwise a web page could reach it through
+ * DNS rebinding and read the traffic. The page loads nothing from the network; its Content-Security-Policy allows
+ * only this server's own script and WebSocket.
+ */
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { LogRecord } from '../log/schema.js';
+import { checkHostHeader, nonLoopbackWarning } from '../net-safety.js';
+import { parseListenAddress } from '../capture/http.js';
+import { linkTrace } from '../trace/link.js';
+import { buildTimeline } from '../trace/timeline.js';
+import { renderSequenceSvg } from '../trace/html.js';
+import { McptapError } from '../types.js';
+import { MCPTAP_VERSION } from '../version.js';
+import { LogTail } from './tail.js';
+import { UI_SCRIPT, uiPage } from './page.js';
+
+/** How often the log folder is looked at, in milliseconds. */
+export const DEFAULT_UI_POLL_MS = 250;
+/** Records kept in memory (and sent to a new page); the oldest go first. */
+export const DEFAULT_UI_MAX_RECORDS = 100_000;
+/** Records per WebSocket message, so a large backfill arrives in steps the page can draw as they come. */
+const BATCH = 2000;
+
+export interface UiServerOptions {
+  /** The log folder to follow. */
+  logDir: string;
+  /** Where to listen: a port, `HOST:PORT`, or `{host, port}`. Port 0 picks a free one. Default 127.0.0.1:0. */
+  listen?: string | number | { host?: string; port: number };
+  pollMs?: number;
+  maxRecords?: number;
+  /** Called with a sentence when something needs the user's attention (a non-loopback address). */
+  warn?: (message: string) => void;
+}
+
+/** A running live view. */
+export interface UiServer {
+  /** The page's URL, e.g. http://127.0.0.1:7007/ */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly logDir: string;
+  /** Records read so far. */
+  readonly records: number;
+  close(): Promise<void>;
+}
+
+/** Start the live view server. Resolves once it listens and the past records have been read. */
+export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
+  const { host, port } = parseListenAddress(options.listen);
+  const pollMs = options.pollMs ?? DEFAULT_UI_POLL_MS;
+  const maxRecords = options.maxRecords ?? DEFAULT_UI_MAX_RECORDS;
+  const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
+  const tail = new LogTail(options.logDir);
+  let records: LogRecord[] = [];
+  const clients = new Set<WebSocket>();
+  let boundPort = port;
+
+  const allowed = (req: http.IncomingMessage): { ok: true } | { ok: false; reason: string } =>
+    checkHostHeader({ host: req.headers.host, origin: req.headers.origin }, { port: boundPort, allowedHosts: [host] });
+
+  const server = http.createServer((req, res) => {
+    const verdict = allowed(req);
+    if (!verdict.ok) {
+      res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end(`mcptap ui refused this request: ${verdict.reason}\n`);
+      return;
+    }
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    const common = {
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-resource-policy': 'same-origin',
+    };
+    if (path === '/' || path === '/index.html') {
+      const self = `${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
+      res.writeHead(200, {
+        ...common,
+        'content-type': 'text/html; charset=utf-8',
+        'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src data:; connect-src ws://${self} ws://localhost:${boundPort}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+        'x-frame-options': 'DENY',
+      });
+      res.end(req.method === 'HEAD' ? undefined : uiPage({ logDir: options.logDir, version: MCPTAP_VERSION }));
+    } else if (path === '/ui.js') {
+      res.writeHead(200, { ...common, 'content-type': 'text/javascript; charset=utf-8' });
+      res.end(req.method === 'HEAD' ? undefined : UI_SCRIPT);
+    } else {
+      res.writeHead(404, { ...common, 'content-type': 'text/plain; charset=utf-8' }).end('Not here: the live view is at /\n');
+    }
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const verdict = allowed(req);
+    const path = (req.url ?? '/').split('?')[0];
+    if (!verdict.ok || path !== '/ws') {
+      const status = verdict.ok ? '404 Not Found' : '403 Forbidden';
+      socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${verdict.ok ? 'no WebSocket here' : verdict.reason}\n`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      clients.add(ws);
+      ws.on('close', () => clients.delete(ws));
+      ws.on('error', () => clients.delete(ws));
+      // The page sends nothing; anything it does send is ignored.
+      send(ws, { type: 'hello', logDir: options.logDir, version: MCPTAP_VERSION, records: records.length });
+      for (let i = 0; i < records.length; i += BATCH) send(ws, { type: 'records', backfill: true, records: records.slice(i, i + BATCH) });
+      send(ws, { type: 'backfill-done' });
+      if (records.length > 0) send(ws, traceMessage());
+    });
+  });
+
+  function send(ws: WebSocket, message: unknown): void {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+  }
+  function broadcast(message: unknown): void {
+    if (clients.size === 0) return;
+    const text = JSON.stringify(message);
+    for (const ws of clients) if (ws.readyState === ws.OPEN) ws.send(text);
+  }
+
+  function traceMessage(): Record<string, unknown> {
+    try {
+      const trace = linkTrace(records);
+      return {
+        type: 'trace',
+        sessions: trace.sessions,
+        roundTrips: trace.roundTrips,
+        diagnostics: trace.diagnostics,
+        svg: renderSequenceSvg(buildTimeline(records, trace)),
+      };
+    } catch (error) {
+      return { type: 'trace', error: `the trace could not be linked: ${(error as Error).message}` };
+    }
+  }
+
+  // Records from several files arrive per file; keep the whole list ordered by time as readLogs would.
+  const ingest = (fresh: LogRecord[]): void => {
+    if (fresh.length === 0) return;
+    fresh.sort((a, b) => a.time - b.time || a.seq - b.seq);
+    const last = records[records.length - 1];
+    if (!last || fresh[0]!.time >= last.time) records.push(...fresh);
+    else records = [...records, ...fresh].sort((a, b) => a.time - b.time);
+    if (records.length > maxRecords) records = records.slice(records.length - maxRecords);
+  };
+
+  // The backfill: every record already in the folder, before the first page can connect.
+  ingest(await tail.poll());
+
+  let timer: NodeJS.Timeout | undefined;
+  let polling = false;
+  let traceDue = false;
+  let lastTrace = 0;
+  const tick = async (): Promise<void> => {
+    if (polling) return;
+    polling = true;
+    try {
+      const fresh = await tail.poll();
+      if (fresh.length > 0) {
+        ingest(fresh);
+        for (let i = 0; i < fresh.length; i += BATCH) broadcast({ type: 'records', backfill: false, records: fresh.slice(i, i + BATCH) });
+        traceDue = true;
+      }
+      // Linking is over all records: at most once a second, so a busy agent does not keep the CPU on it.
+      if (traceDue && clients.size > 0 && Date.now() - lastTrace >= 1000) {
+        traceDue = false;
+        lastTrace = Date.now();
+        broadcast(traceMessage());
+      }
+    } finally {
+      polling = false;
+    }
+  };
+  timer = setInterval(() => void tick(), pollMs);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        new McptapError(
+          'LISTEN_FAILED',
+          error.code === 'EADDRINUSE' ? `${host}:${port} is already in use; pick another --listen (or 0 for any free port).` : `cannot listen on ${host}:${port}: ${error.message}`,
+          { cause: error },
+        ),
+      );
+    });
+    server.listen(port, host, () => resolve());
+  }).catch((error: unknown) => {
+    clearInterval(timer);
+    throw error;
+  });
+  const address = server.address();
+  boundPort = typeof address === 'object' && address ? address.port : port;
+  const warning = nonLoopbackWarning(host, boundPort);
+  if (warning) warn(warning);
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  return {
+    url: `http://${urlHost}:${boundPort}/`,
+    host,
+    port: boundPort,
+    logDir: options.logDir,
+    get records() {
+      return records.length;
+    },
+    async close() {
+      clearInterval(timer);
+      timer = undefined;
+      for (const ws of clients) ws.terminate();
+      wss.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections?.();
+      });
+    },
+  };
+}

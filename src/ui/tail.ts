@@ -1,0 +1,85 @@
+/**
+ * Follows a log folder: every `*.ndjson` file in it, those there at the start (read whole: the backfill) and
+ * those that appear later, each read from where the last look stopped. Lines are parsed by the log reader
+ * (`parseRecordLine`), so records come out migrated like every other reader's; a line still being written (no
+ * newline yet) waits for the next look.
+ *
+ * Polling rather than fs.watch: watch events are coalesced, platform-specific and lost on some file systems
+ * (network mounts, containers), while a stat per file every few hundred milliseconds is cheap and certain. A file
+ * that shrinks (truncated, replaced) is read again from the start.
+ */
+import { open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LogRecord } from '../log/schema.js';
+import { parseRecordLine } from '../log/reader.js';
+
+/** Most bytes read from one file per look, so a huge backlog is taken in steps and the server stays responsive. */
+const MAX_READ = 4 * 1024 * 1024;
+
+interface FileState {
+  offset: number;
+  /** Bytes after the last newline, waiting for the rest of their line. */
+  partial: Buffer;
+}
+
+/** Reads new records from a log folder each time `poll` is called. */
+export class LogTail {
+  private readonly files = new Map<string, FileState>();
+
+  constructor(readonly dir: string) {}
+
+  /** Records written since the last call (all of them on the first), in file order per file. */
+  async poll(): Promise<LogRecord[]> {
+    let names: string[];
+    try {
+      names = (await readdir(this.dir)).filter((n) => n.endsWith('.ndjson')).sort();
+    } catch {
+      // The folder does not exist yet (no tap has written to it): nothing to show so far.
+      return [];
+    }
+    const out: LogRecord[] = [];
+    for (const name of names) {
+      const file = join(this.dir, name);
+      let state = this.files.get(file);
+      if (!state) {
+        state = { offset: 0, partial: Buffer.alloc(0) };
+        this.files.set(file, state);
+      }
+      try {
+        await this.readNew(file, state, out);
+      } catch {
+        // Removed or unreadable between readdir and open (pruned, rotated): try again next time.
+      }
+    }
+    return out;
+  }
+
+  private async readNew(file: string, state: FileState, out: LogRecord[]): Promise<void> {
+    const info = await stat(file);
+    if (info.size < state.offset) {
+      state.offset = 0;
+      state.partial = Buffer.alloc(0);
+    }
+    if (info.size === state.offset) return;
+    const handle = await open(file, 'r');
+    try {
+      const length = Math.min(info.size - state.offset, MAX_READ);
+      const buffer = Buffer.alloc(length);
+      const { bytesRead } = await handle.read(buffer, 0, length, state.offset);
+      state.offset += bytesRead;
+      const data = state.partial.length > 0 ? Buffer.concat([state.partial, buffer.subarray(0, bytesRead)]) : buffer.subarray(0, bytesRead);
+      const end = data.lastIndexOf(0x0a);
+      if (end === -1) {
+        state.partial = Buffer.from(data);
+        return;
+      }
+      state.partial = Buffer.from(data.subarray(end + 1));
+      for (const line of data.subarray(0, end).toString('utf8').split('\n')) {
+        const parsed = parseRecordLine(line);
+        if (parsed && 'record' in parsed) out.push(parsed.record);
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The live view in headless Chromium (Debian's, driven by playwright-core): `mcptap ui` backfills a session that
+ * ended before it started, and a stdio session started after the page loaded — the official SDK Client calling
+ * the weather server through `mcptap --` — appears without a reload. The filters (method, tool, direction, kind,
+ * errors) and the JSON of a clicked frame work on that live traffic, the page touches nothing but its own server,
+ * and requests whose Host or Origin do not name the server (DNS rebinding) are refused.
+ *
+ * Needs /usr/bin/chromium (`apt-get install -y chromium`) and a built dist/ (npm test builds first).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { chromium, type Page } from 'playwright-core';
+import WebSocket from 'ws';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const BIN = 'bin/mcptap.js';
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** The SDK Client talking to the weather server through `mcptap --log-dir DIR --name NAME -- node fixtures/weather-server.mjs`. */
+async function weatherSession(dir: string, name: string): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, '--log-dir', dir, '--name', name, '--', process.execPath, 'fixtures/weather-server.mjs'],
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: `ui-test-${name}`, version: '1.0.0' });
+  await client.connect(transport);
+  await client.listTools();
+  return client;
+}
+
+async function startUi(dir: string): Promise<{ url: string; port: number }> {
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'ui', '--listen', '0', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  cleanups.push(async () => {
+    child.kill('SIGTERM');
+    await exited;
+  });
+  let err = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (c: Buffer) => {
+      err += c.toString('utf8');
+      const m = / at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`mcptap ui exited (${code}): ${err}`)));
+  });
+  return { url, port: Number(new URL(url).port) };
+}
+
+/** Rows of the timeline as the page shows them now. */
+function rows(tab: Page): Promise<{ session: string; kind: string; method?: string; tool?: string; dir?: string; err: boolean }[]> {
+  return tab.$$eval('#timeline tbody tr.rec', (trs) =>
+    trs.map((tr) => {
+      const d = (tr as HTMLElement).dataset;
+      return { session: d.session!, kind: d.kind!, method: d.method, tool: d.tool, dir: d.dir, err: tr.classList.contains('err') };
+    }),
+  );
+}
+
+describe('mcptap ui in headless Chromium', () => {
+  it.runIf(existsSync(CHROMIUM))('backfills past sessions and shows a session started after the page loaded, without a reload', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const logs = join(dir, 'logs');
+
+    // A session that is over before the view starts.
+    const past = await weatherSession(logs, 'past');
+    await past.callTool({ name: 'get_weather', arguments: { location: 'California' } });
+    await past.close();
+
+    const ui = await startUi(logs);
+    const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM,
+      viewport: { width: 1400, height: 1000 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    cleanups.push(() => context.close());
+    const tab = await context.newPage();
+    const requests: string[] = [];
+    const sockets: string[] = [];
+    tab.on('request', (r) => requests.push(r.url()));
+    tab.on('websocket', (ws) => sockets.push(ws.url()));
+    await tab.goto(ui.url);
+    await tab.waitForSelector('#status[data-state="live"]');
+
+    // Backfill: the past session is there.
+    await tab.waitForFunction(() => document.querySelectorAll('#timeline tr.rec[data-session^="past-"][data-method="tools/call"]').length === 2);
+    await tab.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+
+    // Live: a session that starts now appears without a reload.
+    const live = await weatherSession(logs, 'live');
+    cleanups.push(() => live.close());
+    await live.callTool({ name: 'get_weather', arguments: { location: 'California' } });
+    const failed = await live.callTool({ name: 'get_weather', arguments: { location: 'Atlantis' } });
+    expect(failed.isError).toBe(true);
+    await tab.waitForFunction(() => document.querySelectorAll('#timeline tr.rec[data-session^="live-"][data-method="tools/call"]').length === 4, undefined, { timeout: 15_000 });
+    expect(await tab.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
+    expect(await tab.textContent('#status')).toMatch(/^live · \d+ records$/);
+
+    // Round trips, sessions and the sequence diagram follow the live traffic.
+    await tab.waitForFunction(() => document.querySelectorAll('#round-trips tbody tr.trip').length === 3, undefined, { timeout: 15_000 });
+    expect(await tab.$$eval('#sessions tbody tr td:first-child', (tds) => tds.map((td) => td.textContent).sort())).toEqual(['live', 'past']);
+    expect(await tab.locator('#diagram svg.sequence').count()).toBe(1);
+
+    // Filters.
+    const all = await rows(tab);
+    await tab.fill('#filter-tool', 'get_weather');
+    const byTool = await rows(tab);
+    expect(byTool.length).toBe(6);
+    expect(byTool.every((r) => r.tool === 'get_weather')).toBe(true);
+    await tab.check('#filter-errors');
+    const errors = await rows(tab);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ session: expect.stringMatching(/^live-/), kind: 'response', err: true });
+    await tab.uncheck('#filter-errors');
+    await tab.fill('#filter-tool', '');
+    await tab.fill('#filter-method', 'tools/list');
+    const lists = await rows(tab);
+    expect(lists.length).toBe(4);
+    expect(lists.every((r) => r.method === 'tools/list')).toBe(true);
+    await tab.fill('#filter-method', '');
+    await tab.selectOption('#filter-dir', 's2c');
+    const s2c = await rows(tab);
+    expect(s2c.length).toBeGreaterThan(0);
+    expect(s2c.every((r) => r.dir === 's2c')).toBe(true);
+    await tab.selectOption('#filter-dir', '');
+    await tab.selectOption('#filter-kind', 'request');
+    const requestsOnly = await rows(tab);
+    expect(requestsOnly.every((r) => r.kind === 'request')).toBe(true);
+    expect(requestsOnly.length).toBe(all.filter((r) => r.kind === 'request').length);
+    await tab.selectOption('#filter-kind', '');
+    expect((await rows(tab)).length).toBe(all.length);
+
+    // Any frame's JSON.
+    await tab.click('#timeline tr.rec[data-session^="live-"][data-method="tools/call"][data-kind="request"] >> nth=1');
+    const json = JSON.parse((await tab.textContent('#json'))!) as Record<string, unknown>;
+    expect(json).toMatchObject({ kind: 'request', method: 'tools/call', tool: 'get_weather', label: 'live' });
+    expect(JSON.parse((await tab.textContent('#frame'))!)).toMatchObject({ method: 'tools/call', params: { name: 'get_weather', arguments: { location: 'Atlantis' } } });
+
+    // Nothing but the server itself.
+    const origin = ui.url.replace(/\/$/, '');
+    expect(requests.filter((u) => !u.startsWith(origin))).toEqual([]);
+    expect(sockets).toEqual([`ws://127.0.0.1:${ui.port}/ws`]);
+  });
+
+  it('refuses requests and WebSockets whose Host or Origin do not name it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const ui = await startUi(dir);
+    const get = (headers: Record<string, string>): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port: ui.port, path: '/', headers }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+      });
+    expect((await get({})).status).toBe(200);
+    expect((await get({ host: `localhost:${ui.port}` })).status).toBe(200);
+    const rebound = await get({ host: `evil.example:${ui.port}` });
+    expect(rebound.status).toBe(403);
+    expect(rebound.body).toContain('DNS rebinding');
+    expect((await get({ origin: 'http://evil.example' })).status).toBe(403);
+
+    const wsStatus = (options: WebSocket.ClientOptions): Promise<number> =>
+      new Promise((resolve) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${ui.port}/ws`, options);
+        ws.on('open', () => {
+          ws.close();
+          resolve(101);
+        });
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on('error', () => resolve(-1));
+      });
+    expect(await wsStatus({ origin: `http://127.0.0.1:${ui.port}` })).toBe(101);
+    expect(await wsStatus({ origin: 'http://evil.example' })).toBe(403);
+    expect(await wsStatus({ headers: { host: 'evil.example' } })).toBe(403);
+  });
+});
