@@ -18,18 +18,30 @@ import type { Timeline } from './timeline.js';
 /** Largest piece of JSON shown for one record; the log itself keeps everything. */
 const MAX_JSON_CHARS = 64 * 1024;
 
+/** Defaults for how much one page holds: a browser stays usable, the rest is a `mcptap view` away. */
+export const DEFAULT_HTML_MAX_RECORDS = 5000;
+export const DEFAULT_HTML_MAX_STEPS = 400;
+
 export interface HtmlOptions {
   /** Page title; defaults to "mcptap trace". */
   title?: string;
+  /** Show at most this many records in the timeline (default 5000). */
+  maxRecords?: number;
+  /** Draw at most this many arrows in the diagram (default 400). */
+  maxSteps?: number;
 }
 
 /** The whole page as one string. */
 export function formatHtml(records: readonly LogRecord[], trace: Trace, timeline: Timeline, options: HtmlOptions = {}): string {
   const title = options.title ?? 'mcptap trace';
+  const maxRecords = options.maxRecords ?? DEFAULT_HTML_MAX_RECORDS;
+  const maxSteps = options.maxSteps ?? DEFAULT_HTML_MAX_STEPS;
+  const shown = records.slice(0, maxRecords);
+  const drawn = { ...timeline, steps: timeline.steps.slice(0, maxSteps) };
   const first = records[0]?.time;
   const last = records[records.length - 1]?.time;
   const summary = formatRoundTripSummary(trace, { color: false });
-  const pretty = formatPretty(records, { color: false, relative: true });
+  const pretty = formatPretty(shown, { color: false, relative: true });
   const span = first !== undefined && last !== undefined ? `${new Date(first).toISOString()} – ${new Date(last).toISOString()} (${((last - first) / 1000).toFixed(3)} s)` : 'no records';
   return `<!doctype html>
 <html lang="en">
@@ -46,10 +58,10 @@ export function formatHtml(records: readonly LogRecord[], trace: Trace, timeline
 <section id="sessions"><h2>Sessions</h2>${sessionsTable(trace)}</section>
 <section id="round-trips"><h2>Tool round trips</h2>${roundTripTable(trace)}</section>
 ${trace.diagnostics.length > 0 ? `<section id="findings"><h2>Findings</h2><ul>${trace.diagnostics.map((d) => `<li class="${d.level}"><b>${esc(d.code)}</b> ${esc(d.msg)}</li>`).join('')}</ul></section>` : ''}
-<section id="diagram"><h2>Sequence diagram</h2><div class="svg-wrap">${renderSequenceSvg(timeline)}</div>
-<details><summary>Mermaid source</summary><pre>${esc(formatMermaid(timeline))}</pre></details></section>
+<section id="diagram"><h2>Sequence diagram</h2>${more(timeline.steps.length - drawn.steps.length, 'arrows', 'mcptap view --format mermaid')}<div class="svg-wrap">${renderSequenceSvg(drawn)}</div>
+<details><summary>Mermaid source</summary><pre>${esc(formatMermaid(drawn))}</pre></details></section>
 <section id="timeline"><h2>Timeline</h2><p class="hint">Every record of every log, merged by time. Open one to see its frame and the record.</p>
-<ol class="records">${records.map((r, i) => recordItem(r, pretty[i] ?? '')).join('\n')}</ol></section>
+<ol class="records">${shown.map((r, i) => recordItem(r, pretty[i] ?? '')).join('\n')}</ol>${more(records.length - shown.length, 'records', 'mcptap view')}</section>
 <section id="summary-text"><details><summary>Summary as text</summary><pre>${esc(summary.join('\n'))}</pre></details></section>
 </body>
 </html>
@@ -114,6 +126,11 @@ export function renderSequenceSvg(timeline: Timeline): string {
   });
   parts.push('</svg>');
   return parts.join('\n');
+}
+
+/** A note that part of the trace is left off the page, and where to see all of it. */
+function more(left: number, what: string, command: string): string {
+  return left > 0 ? `<p class="hint">The first part only: ${left} more ${what} are in the logs (see them all with <code>${esc(command)}</code>).</p>` : '';
 }
 
 function sessionsTable(trace: Trace): string {

@@ -53,3 +53,15 @@ describe('renderSequenceSvg', () => {
     expect([Number(m![1]), Number(m![2])]).toEqual([395, 895]);
   });
 });
+
+describe('formatHtml on big traces', () => {
+  it('keeps the page to the first records and arrows, and says how many are left off', () => {
+    const records = weatherRoundTrip();
+    const trace = linkTrace(records);
+    const html = formatHtml(records, trace, buildTimeline(records, trace), { maxRecords: 4, maxSteps: 3 });
+    expect(html.match(/<li( class="warn")?><details>/g)).toHaveLength(4);
+    expect(html.match(/<line class="arrow"/g)).toHaveLength(3);
+    expect(html).toContain(`The first part only: ${records.length - 4} more records are in the logs`);
+    expect(html).toContain('more arrows are in the logs (see them all with <code>mcptap view --format mermaid</code>)');
+  });
+});
