@@ -14,6 +14,9 @@
  *   mcp-http/everything-sdk.ndjson    the same scenario over Streamable HTTP: server-everything behind `mcptap http`
  *   ollama/agent.ndjson               test/support/ollama-agent.mjs (real `ollama` client, streaming) ↔
  *                                     fixtures/llm-upstream.mjs (the captured turns) behind `mcptap http`
+ *   openai/agent.ndjson               test/support/openai-agent.mjs (real `openai` client, streaming SSE), same
+ *   roundtrip/weather.ndjson          one agent round trip in two logs: fixtures/weather-server.mjs behind the
+ *   roundtrip/ollama.ndjson           stdio tap, the LLM stand-in behind the HTTP tap, the ollama agent between
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, renameSync, mkdirSync, rmSync } from 'node:fs';
@@ -48,13 +51,14 @@ async function recordStdio(to, label, command, args, drive) {
   moveLog(dir, to);
 }
 
-function moveLog(dir, to) {
-  const logs = readdirSync(dir).filter((f) => f.endsWith('.ndjson'));
-  if (logs.length !== 1) throw new Error(`expected one log in ${dir}, found ${logs.length}`);
+/** Move the one log in `dir` whose name starts with `prefix` to fixtures/captures/<to>; remove `dir` when empty. */
+function moveLog(dir, to, prefix = '') {
+  const logs = readdirSync(dir).filter((f) => f.endsWith('.ndjson') && f.startsWith(prefix));
+  if (logs.length !== 1) throw new Error(`expected one log${prefix ? ` named ${prefix}*` : ''} in ${dir}, found ${logs.length}`);
   const target = join(OUT, to);
   mkdirSync(dirname(target), { recursive: true });
   renameSync(join(dir, logs[0]), target);
-  rmSync(dir, { recursive: true, force: true });
+  if (readdirSync(dir).length === 0) rmSync(dir, { recursive: true, force: true });
   process.stdout.write(`wrote ${target}\n`);
 }
 
@@ -130,9 +134,8 @@ async function stopChild(child, signal = 'SIGINT') {
   await gone;
 }
 
-/** `mcptap http` in front of `target`, logging into a fresh folder; `drive(url)` runs the client through it. */
-async function recordHttp(to, label, target, drive) {
-  const dir = mkdtempSync(join(tmpdir(), 'mcptap-fixture-'));
+/** `mcptap http` in front of `target`, logging into `dir` (default: a fresh folder); `drive(url)` runs the client through it. */
+async function recordHttp(to, label, target, drive, dir = mkdtempSync(join(tmpdir(), 'mcptap-fixture-'))) {
   const { child, match } = await startChild(
     NODE,
     [MCPTAP, 'http', '--target', target, '--listen', '0', '--log-dir', dir, '--name', label, '--max-body', MAX_BODY],
@@ -143,7 +146,7 @@ async function recordHttp(to, label, target, drive) {
   } finally {
     await stopChild(child);
   }
-  moveLog(dir, to);
+  if (to) moveLog(dir, to, label);
 }
 
 async function httpCaptures() {
@@ -161,12 +164,44 @@ async function httpCaptures() {
   // The LLM stand-in plays the captured Ollama turns at 4× their recorded pace (the fixture keeps the spacing).
   const { startLlmUpstream } = await import('../fixtures/llm-upstream.mjs');
   const { runOllamaAgent } = await import('../test/support/ollama-agent.mjs');
+  const { runOpenAiAgent } = await import('../test/support/openai-agent.mjs');
   const upstream = await startLlmUpstream({ speed: 4, port: 0 });
   try {
     await recordHttp('ollama/agent.ndjson', 'ollama', upstream.url, async (url) => {
       const run = await runOllamaAgent(url);
       process.stdout.write(`ollama agent answered: ${run.answer.slice(0, 80)}…\n`);
     });
+    await recordHttp('openai/agent.ndjson', 'openai', upstream.url, async (url) => {
+      const run = await runOpenAiAgent(url);
+      process.stdout.write(`openai agent answered: ${run.answer.slice(0, 80)}…\n`);
+    });
+
+    // One whole round trip in two logs, as a user runs it: the agent's MCP server (fixtures/weather-server.mjs)
+    // behind the stdio tap, its LLM behind the HTTP tap. `check` passes the folder; the LLM log alone shows the
+    // tool call that no MCP server in it ran (a broken round trip).
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-fixture-'));
+    const weather = new Client({ name: 'fixture-agent', version: '1.0.0' });
+    await weather.connect(
+      new StdioClientTransport({
+        command: NODE,
+        args: [MCPTAP, '--log-dir', dir, '--name', 'weather', '--max-body', MAX_BODY, '--', NODE, join(ROOT, 'fixtures', 'weather-server.mjs')],
+        cwd: ROOT,
+        stderr: 'pipe',
+      }),
+    );
+    const callTool = async (name, args) => {
+      const result = await weather.callTool({ name, arguments: args });
+      return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+    };
+    await recordHttp(undefined, 'ollama', upstream.url, async (url) => {
+      const run = await runOllamaAgent(url, { callTool });
+      process.stdout.write(`round trip answered: ${run.answer.slice(0, 80)}…\n`);
+    }, dir);
+    await weather.close();
+    await waitFor(() => readdirSync(dir).filter((f) => f.startsWith('weather')).length === 1, 5000);
+    await new Promise((r) => setTimeout(r, 500));
+    moveLog(dir, 'roundtrip/weather.ndjson', 'weather');
+    moveLog(dir, 'roundtrip/ollama.ndjson', 'ollama');
   } finally {
     await upstream.close();
   }

@@ -41,6 +41,16 @@ describe('mcptap check', () => {
     expect(run('check', '--fail-on', 'errors,invalid', UNANSWERED).code).toBe(0);
   });
 
+  test('a whole round trip passes; the LLM log alone shows a tool call no MCP server ran (a broken round trip)', () => {
+    const whole = run('check', 'fixtures/captures/roundtrip');
+    expect(whole.code).toBe(0);
+    expect(whole.out).toMatch(/✓ weather .*\n.*✓ ollama /);
+    const alone = run('check', 'fixtures/captures/roundtrip/ollama.ndjson');
+    expect(alone.code).toBe(1);
+    expect(alone.out).toMatch(/broken +ollama #\d+: The model asked for get_weather \{"location":"California"\}, but no MCP server in these logs ran it/);
+    expect(run('check', '--fail-on', 'errors,invalid,unanswered', 'fixtures/captures/roundtrip/ollama.ndjson').code).toBe(0);
+  });
+
   test('--format junit writes a report CI systems read; a folder checks every log in it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-junit-'));
     const file = join(dir, 'report.xml');

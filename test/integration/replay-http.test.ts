@@ -15,6 +15,8 @@ import { startEverything } from './http-mcp-scenario.js';
 import { runSdkScenario } from '../support/sdk-scenario.mjs';
 // @ts-expect-error plain ESM helper
 import { runOllamaAgent } from '../support/ollama-agent.mjs';
+// @ts-expect-error plain ESM helper
+import { runOpenAiAgent } from '../support/openai-agent.mjs';
 // @ts-expect-error plain ESM stand-in LLM written for the HTTP tap's tests
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
 
@@ -70,11 +72,24 @@ describe('HTTP replay', () => {
     const stand = await cliReplay([OLLAMA_CAPTURE, '--listen', '127.0.0.1:0']);
     const replayed = await runOllamaAgent(stand.url);
     expect(replayed).toEqual(live);
-    expect(live.toolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'California' } }]);
+    expect(live.toolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'California' }, result: "It's always raining in California" }]);
     expect(live.answer).toMatch(/always raining in California/);
     // Streamed, not buffered: the client read the answer as many NDJSON chunks.
     expect(replayed.chunks).toBeGreaterThan(10);
     expect(stand.stderr()).not.toContain('replay miss');
+  });
+
+  test('an agent using the openai client (streaming SSE) gets the same answer from the replay as from the live stand-in', async () => {
+    const upstream = await startLlmUpstream({ speed: 4, port: 0 });
+    cleanup.push(() => upstream.close());
+    const live = await runOpenAiAgent(upstream.url);
+    const stand = await replay({ logs: 'fixtures/captures/openai/agent.ndjson', listen: { port: 0 } });
+    cleanup.push(() => stand.close());
+    const replayed = await runOpenAiAgent(stand.url);
+    expect(replayed).toEqual(live);
+    expect(live.toolCalls).toEqual([{ name: 'get_weather', arguments: { city: '上海' }, result: '{"Celsius": 27, "type": "sunny"}' }]);
+    expect(live.answer).toContain('27');
+    expect(stand.misses).toEqual([]);
   });
 
   test('a request not in the capture gets a 404 JSON error each client shows, and a line on stderr', async () => {

@@ -18,11 +18,14 @@ const TURN1 = JSON.parse(readFileSync(join(FIXTURES, 'ollama', 'turn1.request.js
 export const WEATHER_RESULT = "It's always raining in California";
 
 /**
- * Run the loop against an Ollama-compatible base URL.
+ * Run the loop against an Ollama-compatible base URL. Tool calls go to `callTool` (for example an MCP client
+ * session) when given, else to a stand-in that answers get_weather with WEATHER_RESULT.
  * @param {string} host e.g. http://127.0.0.1:11434
+ * @param {{ callTool?: (name: string, args: Record<string, unknown>) => Promise<string> }} [options]
  * @returns {Promise<{answer: string, toolCalls: unknown[], llmCalls: number, chunks: number}>}
  */
-export async function runOllamaAgent(host) {
+export async function runOllamaAgent(host, options = {}) {
+  const callTool = options.callTool ?? (async (name) => (name === 'get_weather' ? WEATHER_RESULT : 'unknown tool'));
   const ollama = new Ollama({ host });
   /** @type {import('ollama').Message[]} */
   const messages = [...TURN1.messages];
@@ -44,8 +47,9 @@ export async function runOllamaAgent(host) {
       return run;
     }
     for (const call of calls) {
-      run.toolCalls.push({ name: call.function.name, arguments: call.function.arguments });
-      messages.push({ role: 'tool', content: call.function.name === 'get_weather' ? WEATHER_RESULT : 'unknown tool', tool_name: call.function.name });
+      const result = await callTool(call.function.name, call.function.arguments);
+      run.toolCalls.push({ name: call.function.name, arguments: call.function.arguments, result });
+      messages.push({ role: 'tool', content: result, tool_name: call.function.name });
     }
   }
   return run;
