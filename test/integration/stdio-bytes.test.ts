@@ -20,18 +20,30 @@ const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex')
 const root = mkdtempSync(join(tmpdir(), 'mcptap-bytes-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** Run mcptap with these words, feed it `input`, collect what comes out. */
-function mcptap(words: string[], input: Buffer): Promise<{ stdout: Buffer; stderr: string; code: number | null }> {
+/**
+ * Run mcptap with these words, feed it `input`, collect what comes out.
+ *
+ * When stdin ends, mcptap gives the server 2 s before SIGTERM, as the MCP SDK's client does; on a busy machine
+ * echoing 20 MB may take longer, so by default stdin stays open until `expectBytes` of output have arrived (or,
+ * with `expectBytes` 0, until the server exits on its own).
+ */
+function mcptap(words: string[], input: Buffer, expectBytes = input.length, endAtOnce = false): Promise<{ stdout: Buffer; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/mcptap.js', ...words], { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
+    let received = 0;
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stdout.on('data', (c: Buffer) => {
+      out.push(c);
+      received += c.length;
+      if (!endAtOnce && expectBytes > 0 && received >= expectBytes) child.stdin.end();
+    });
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ stdout: Buffer.concat(out), stderr, code }));
     child.stdin.on('error', () => {});
-    child.stdin.end(input);
+    if (endAtOnce || expectBytes === 0 && input.length > 0) child.stdin.end(input);
+    else child.stdin.write(input);
   });
 }
 
@@ -89,7 +101,8 @@ describe('client → server → client through cat', () => {
 describe('client → server, checked by the server itself', () => {
   test('a node child hashes what it receives on stdin: the same sha256 as what the client sent', async () => {
     const script = "const h=require('crypto').createHash('sha256');process.stdin.on('data',c=>h.update(c)).on('end',()=>process.stderr.write('SHA '+h.digest('hex')+'\\n'))";
-    const result = await mcptap(['--log-dir', join(root, 'hash'), '--', process.execPath, '-e', script], payload);
+    // The child needs EOF to print its hash: stdin ends right after the payload.
+    const result = await mcptap(['--log-dir', join(root, 'hash'), '--', process.execPath, '-e', script], payload, 0, true);
     expect(result.code).toBe(0);
     expect(result.stdout.length).toBe(0);
     expect(result.stderr).toContain(`SHA ${sha(payload)}\n`);
@@ -102,7 +115,8 @@ describe('server → client from a node child writing a fixed payload', () => {
     writeFileSync(file, payload);
     const logDir = join(root, 'node');
     const script = `process.stdout.write(require('fs').readFileSync(${JSON.stringify(file)}))`;
-    const result = await mcptap(['--log-dir', logDir, '--', process.execPath, '-e', script], Buffer.alloc(0));
+    // stdin stays open: the child exits on its own once it has written everything.
+    const result = await mcptap(['--log-dir', logDir, '--', process.execPath, '-e', script], Buffer.alloc(0), 0);
     expect(result.code).toBe(0);
     expect(sha(result.stdout)).toBe(sha(payload));
     const records = (await readAllRecords([logDir])) as Rec[];
@@ -111,11 +125,44 @@ describe('server → client from a node child writing a fixed payload', () => {
   });
 });
 
+describe('nothing is held back waiting for a newline', () => {
+  test('half a line reaches the server, and comes back, before the rest is written', async () => {
+    const child = spawn(process.execPath, ['bin/mcptap.js', '--log-dir', join(root, 'half'), '--', 'cat'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    const arrived = (text: string) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`only ${JSON.stringify(out)} arrived`)), 5000);
+        const check = () => {
+          if (out === text) {
+            clearTimeout(timer);
+            child.stdout.off('data', onData);
+            resolve();
+          }
+        };
+        const onData = (c: Buffer) => {
+          out += c.toString();
+          check();
+        };
+        child.stdout.on('data', onData);
+        check();
+      });
+    child.stdin.write('{"jsonrpc":"2.0",');
+    await arrived('{"jsonrpc":"2.0",');
+    child.stdin.write('"method":"notifications/initialized"}\n');
+    await arrived('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    child.stdin.end();
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
+    const records = (await readAllRecords([join(root, 'half')])) as Rec[];
+    expect(records.filter((r) => r.kind === 'notification').map((r) => r.dir)).toEqual(['c2s', 's2c']);
+  });
+});
+
 describe('a client writing without a final newline, and lone CRs', () => {
   test('bytes unchanged, lone \\r kept inside the line', async () => {
     const input = Buffer.from('{"jsonrpc":"2.0","id":"a\\r","method":"x"}\r\r\n\r\n\n\rtail');
     const logDir = join(root, 'cr');
-    const result = await mcptap(['--log-dir', logDir, '--', 'cat'], input);
+    // The partial last line only shows once stdin ends, so end at once (a few bytes echo well within 2 s).
+    const result = await mcptap(['--log-dir', logDir, '--', 'cat'], input, 0, true);
     expect(sha(result.stdout)).toBe(sha(input));
     const c2s = ((await readAllRecords([logDir])) as Rec[]).filter((r) => r.dir === 'c2s' && 'raw' in r);
     // The first line ends in \r\r\n: one \r belongs to the line (JSON allows it as trailing white space).
