@@ -164,3 +164,22 @@ export function createBodyDecoder(
     },
   };
 }
+
+/**
+ * Decode the kept head of a compressed body in one go (request bodies: they are read whole before anything is
+ * logged). A head cut at the cap decodes as far as it goes; at most `maxBytes` come out. Undefined when the
+ * bytes do not decode at all.
+ */
+export function decodeBodyHead(coding: ContentCoding, head: Buffer, maxBytes: number): Buffer | undefined {
+  const maxOutputLength = Math.max(1, maxBytes);
+  try {
+    if (coding === 'br') return zlib.brotliDecompressSync(head, { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH, maxOutputLength });
+    const options = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength };
+    if (coding === 'gzip') return zlib.gunzipSync(head, options);
+    return (head[0]! & 0x0f) === 8 ? zlib.inflateSync(head, options) : zlib.inflateRawSync(head, options);
+  } catch (error) {
+    // Output over the cap: keep what fits, as for any other body.
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return decodeBodyHead(coding, head.subarray(0, Math.floor(head.length / 2)), maxBytes);
+    return undefined;
+  }
+}

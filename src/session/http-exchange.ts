@@ -12,7 +12,7 @@
 import type { Channel, Frame } from '../types.js';
 import { LEVEL, type HttpOutcome, type LoggedHeaders, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { redactHeaders, type Redactor } from '../log/redact.js';
-import { BodyCapture, contentCoding, createBodyDecoder, type BodyDecoder } from '../framing/body.js';
+import { BodyCapture, contentCoding, createBodyDecoder, decodeBodyHead, type BodyDecoder } from '../framing/body.js';
 import { SseFramer, type SseItem } from '../framing/sse.js';
 import { LineFramer } from '../framing/lines.js';
 import {
@@ -212,7 +212,22 @@ export class HttpExchange {
   requestEnd(time: number, mono: number): void {
     if (this.reqEndMono !== undefined) return;
     this.reqEndMono = mono;
-    const body = this.reqBody.result();
+    let body = this.reqBody.result();
+    let head = this.reqBody.head();
+    // The frame's full size: the forwarded body, or for a decoded body as much as was decoded.
+    let frameSize = body.bytes;
+    const coding = contentCoding(this.head.headers['content-encoding']);
+    if (coding !== undefined && coding !== 'identity' && body.bytes > 0) {
+      // A compressed request body (rare, but some SDKs gzip large ones): log the decoded copy.
+      const decoded = decodeBodyHead(coding, head, this.observer.maxBody);
+      if (decoded) {
+        const copy = new BodyCapture(this.observer.maxBody);
+        copy.push(decoded);
+        body = { ...copy.result(), bytes: body.bytes, ...(body.truncated || copy.result().truncated ? { truncated: true } : {}) };
+        head = copy.head();
+        frameSize = decoded.length;
+      }
+    }
     const text = body.bodyEncoding === 'base64' ? '' : body.body ?? '';
     this.classify(text);
     this.write({
@@ -228,7 +243,7 @@ export class HttpExchange {
       ...bodyFields(body),
     });
     if (this.llm) this.llm.request(text, time, mono);
-    if (this.mcp && text) this.observeMcp('c2s', this.reqBody.head(), body.bytes, body.truncated === true, time, mono);
+    if (this.mcp && text) this.observeMcp('c2s', head, frameSize, body.truncated === true, time, mono);
     const waiting = this.waiting ?? [];
     this.waiting = undefined;
     for (const work of waiting) work();

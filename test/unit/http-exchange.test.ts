@@ -142,3 +142,17 @@ describe('HttpExchange: LLM calls', () => {
     expect(records.map((r) => `${r.kind} ${r.channel}`)).toEqual(['http-request http', 'http-response http', 'http-end http']);
   });
 });
+
+describe('HttpExchange: compressed request bodies', () => {
+  it('logs and decodes the decoded copy of a gzip request body', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const { records, observer, t } = setup();
+    const body = gzipSync('{"jsonrpc":"2.0","id":3,"method":"tools/list"}');
+    const x = observer.begin({ method: 'POST', path: '/mcp', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'mcp-session-id': 'g' } }, ...t());
+    x.requestData(body.subarray(0, 5));
+    x.requestData(body.subarray(5));
+    x.requestEnd(...t());
+    expect(records.find((r) => r.kind === 'http-request')).toMatchObject({ body: '{"jsonrpc":"2.0","id":3,"method":"tools/list"}', bodyBytes: body.length });
+    expect(records.find((r) => r.kind === 'request')).toMatchObject({ method: 'tools/list', id: 3 });
+  });
+});
