@@ -252,15 +252,29 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
 
   // 1. Each model call → the MCP call that ran it. Exact arguments first, over all calls, so that a changed
   //    call cannot take the place of an exact one that comes later.
+  // MCP calls by tool name, in time order, so each model call looks only at its window.
+  const byName = new Map<string, McpCall[]>();
+  for (const c of mcpCalls) {
+    const list = byName.get(c.name);
+    if (list) list.push(c);
+    else byName.set(c.name, [c]);
+  }
   const ran = new Map<ModelCall, McpCall>();
   for (const exact of [true, false]) {
     for (const m of modelCalls) {
       if (ran.has(m)) continue;
       const from = m.exchange.request?.time ?? m.exchange.response!.time;
       const until = m.exchange.response!.time + windowMs;
-      const found = mcpCalls.find(
-        (c) => !c.used && sameTool(m.call.name, c.name) && c.request.time >= from && c.request.time <= until && (!exact || c.canonical === m.canonical),
-      );
+      let found: McpCall | undefined;
+      for (const name of serverNamesFor(m.call.name)) {
+        const list = byName.get(name) ?? [];
+        for (let i = lowerBound(list, from, (c) => c.request.time); i < list.length && list[i]!.request.time <= until; i++) {
+          const c = list[i]!;
+          if (c.used || (exact && c.canonical !== m.canonical)) continue;
+          if (!found || c.request.time < found.request.time) found = c;
+          break;
+        }
+      }
       if (found) {
         found.used = true;
         ran.set(m, found);
@@ -274,17 +288,22 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
   for (const m of modelCalls) {
     const mcp = ran.get(m);
     const after = m.exchange.response!.time;
-    const carries = (x: LlmExchange): boolean => x !== m.exchange && x.request!.time >= after && carriesResult(x, m, mcp?.resultText ?? null);
+    const start = lowerBound(ordered, after, (x) => x.request!.time);
+    const carries = (x: LlmExchange): boolean => x !== m.exchange && carriesResult(x, m, mcp?.resultText ?? null);
     // The conversation goes on through the same proxy and API; look elsewhere only when it did not.
     const own = (x: LlmExchange): boolean => x.request!.session === m.exchange.response!.session && x.request!.channel === m.exchange.response!.channel;
-    const carrier = ordered.find((x) => own(x) && carries(x)) ?? ordered.find(carries);
+    const carrier = findFrom(ordered, start, (x) => own(x) && carries(x)) ?? findFrom(ordered, start, carries);
     if (carrier) fedBackIn.set(m, carrier);
   }
 
   // 3. Turns: a request that feeds a result back continues the turn of the call it answers; any other starts one.
   const turns: TraceTurn[] = [];
   const feeds = new Map<LlmExchange, ModelCall[]>();
-  for (const [m, x] of fedBackIn) feeds.set(x, [...(feeds.get(x) ?? []), m]);
+  for (const [m, x] of fedBackIn) {
+    const list = feeds.get(x);
+    if (list) list.push(m);
+    else feeds.set(x, [m]);
+  }
   for (const x of ordered) {
     const parent = feeds.get(x)?.find((m) => m.exchange.turn !== undefined)?.exchange.turn;
     if (parent !== undefined) {
@@ -504,8 +523,15 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
  */
 export function traceLines(trace: Trace): (TraceSession | TraceTurn | ToolRoundTrip | TraceDiagnostic)[] {
   const lines: (TraceSession | TraceTurn | ToolRoundTrip | TraceDiagnostic)[] = [...trace.sessions];
+  const ofTurn = new Map<number, ToolRoundTrip[]>();
+  for (const r of trace.roundTrips) {
+    if (r.turn === null) continue;
+    const list = ofTurn.get(r.turn);
+    if (list) list.push(r);
+    else ofTurn.set(r.turn, [r]);
+  }
   for (const turn of trace.turns) {
-    lines.push(turn, ...trace.roundTrips.filter((r) => r.turn === turn.turn));
+    lines.push(turn, ...(ofTurn.get(turn.turn) ?? []));
   }
   lines.push(...trace.roundTrips.filter((r) => r.turn === null), ...trace.diagnostics);
   return lines;
@@ -573,6 +599,34 @@ export function sameTool(modelName: string, serverName: string): boolean {
   if (!modelName.endsWith(serverName)) return false;
   // `__`, `.`, `:` or `/` only: a single `_` would make `get_weather` a prefixed `weather`.
   return /(__|[.:/])$/.test(modelName.slice(0, modelName.length - serverName.length));
+}
+
+/** The server-side names a model's tool name may stand for: itself, and what follows each host prefix. */
+function serverNamesFor(modelName: string): string[] {
+  const names = [modelName];
+  for (const m of modelName.matchAll(/__|[.:/]/g)) {
+    const rest = modelName.slice(m.index + m[0].length);
+    if (rest !== '') names.push(rest);
+  }
+  return names;
+}
+
+/** The first item from index `start` on that passes the test. */
+function findFrom<T>(list: readonly T[], start: number, test: (item: T) => boolean): T | undefined {
+  for (let i = start; i < list.length; i++) if (test(list[i]!)) return list[i];
+  return undefined;
+}
+
+/** First index whose key is >= value, in a list sorted by key. */
+function lowerBound<T>(list: readonly T[], value: number, key: (item: T) => number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (key(list[mid]!) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function collectSessions(records: readonly LogRecord[]): Map<string, TraceSession> {

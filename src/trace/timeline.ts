@@ -72,6 +72,13 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
     lastOfTurn.set(`${t.session}\u0000${t.exchanges[t.exchanges.length - 1]}`, t.answerPreview);
   }
 
+  const fedInto = new Map<string, string[]>();
+  for (const t of trace.roundTrips) {
+    if (!t.fedBackIn) continue;
+    const key = `${t.fedBackIn.session}\u0000${t.fedBackIn.exchange}`;
+    fedInto.set(key, [...(fedInto.get(key) ?? []), t.tool]);
+  }
+
   const steps: TimelineStep[] = [];
   const add = (record: LogRecord, from: string, to: string, text: string, style: TimelineStep['style']): void => {
     steps.push({ time: record.time, from, to, text: preview(text, STEP_CHARS), style, record });
@@ -84,7 +91,7 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
         const prompt = firstOfTurn.get(key);
         if (prompt) add(r, 'user', 'host', prompt, 'request');
         // Name what was fed back by the tools the linker traced into this request; ids alone say little.
-        const fed = trace.roundTrips.filter((t) => t.fedBackIn?.session === r.session && t.fedBackIn.exchange === r.exchange).map((t) => t.tool);
+        const fed = fedInto.get(`${r.session}\u0000${r.exchange}`) ?? [];
         const names = fed.length > 0 ? fed : r.toolResults.map((t) => t.name ?? t.toolCallId ?? preview(t.content, 24));
         const text =
           r.toolResults.length > 0 || fed.length > 0
