@@ -434,7 +434,16 @@ export class HttpExchange {
       if (this.framing === 'body' && this.mcp && text && (isJsonRpcBody(text) || body.truncated)) {
         this.observeMcp('s2c', this.resBody.head(), body.bytes, body.truncated === true, time, mono);
       }
-      if (this.llm && this.status !== undefined) this.llm.end(this.framing === 'body' ? text : undefined, time, mono);
+      if (this.llm) {
+        if (this.status === undefined && outcome === 'upstream-unreachable') {
+          // The model was never asked: the client got mcptap's 502.
+          this.llm.responseHead(502);
+          this.llm.end(JSON.stringify({ error: `mcptap could not reach the upstream (${error?.code ?? error?.message ?? 'unknown error'})` }), time, mono);
+        } else if (this.status !== undefined) {
+          const cut = outcome === 'upstream-reset' ? 'the upstream broke off the reply' : outcome === 'client-aborted' ? 'the client stopped reading the reply' : undefined;
+          this.llm.end(this.framing === 'body' ? text : undefined, time, mono, cut);
+        }
+      }
       const durationMs = roundMs(mono - this.startMono);
       const draft: RecordDraft = {
         time,

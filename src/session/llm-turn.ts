@@ -99,8 +99,11 @@ export class LlmTurn {
     if (info.error !== undefined && this.status < 400) this.writeError(info.error, 'in-stream', time);
   }
 
-  /** The reply ended. `body` is the whole (kept) body when it was not streamed. */
-  end(body: string | undefined, time: number, mono: number): void {
+  /**
+   * The reply ended. `body` is the whole (kept) body when it was not streamed. `cut` says why it ended early
+   * (the upstream broke off, the client left): the reply is then logged as far as it got, after an error.
+   */
+  end(body: string | undefined, time: number, mono: number, cut?: string): void {
     const durationMs = roundMs(mono - this.requestMono);
     if (this.status >= 400) {
       const text = body ?? '';
@@ -115,6 +118,10 @@ export class LlmTurn {
       reply = { ...this.assembler.result(), chunkCount: 0 };
     }
     if (reply.error !== undefined && !this.errorLogged) this.writeError(reply.error, this.streamed ? 'in-stream' : 'before-stream', time);
+    if (cut !== undefined) {
+      this.writeError(`${cut} after ${reply.chunkCount} chunk${reply.chunkCount === 1 ? '' : 's'}`, 'in-stream', time);
+      if (reply.error === undefined) reply.error = cut;
+    }
     const draft = {
       time,
       channel: this.channel as Channel,
@@ -126,7 +133,7 @@ export class LlmTurn {
       content: reply.content,
       toolCalls: reply.toolCalls,
       durationMs,
-      msg: describeReply(reply, durationMs),
+      msg: cut !== undefined ? `The reply was cut off (${cut}); as far as it got: ${describeReply(reply, durationMs)}` : describeReply(reply, durationMs),
       ...(reply.model ?? this.summary?.model ? { model: reply.model ?? this.summary?.model } : {}),
       ...(reply.thinking !== undefined ? { thinking: reply.thinking } : {}),
       ...(reply.finishReason !== undefined ? { finishReason: reply.finishReason } : {}),
@@ -154,7 +161,7 @@ export class LlmTurn {
       msg:
         phase === 'before-stream'
           ? `The ${apiName(this.channel)} API refused the call with HTTP ${this.status}: ${preview(error, 160)}`
-          : `The ${apiName(this.channel)} API reported an error in the middle of the stream: ${preview(error, 160)}`,
+          : `The ${apiName(this.channel)} reply failed mid-stream: ${preview(error, 160)}`,
     });
   }
 }

@@ -53,7 +53,7 @@ describe('HTTP tap failures', () => {
       expect(body.cause.code).toBe('ECONNREFUSED');
       expect(body.error).toContain('could not reach the upstream');
       // The proxy is still there for the next request.
-      expect((await rawRequest(`${tap.url}/v1/models`)).status).toBe(502);
+      expect((await rawRequest(`${tap.url}/api/chat`, { method: 'POST', body: '{"model":"m","messages":[]}' })).status).toBe(502);
     } finally {
       await tap.close();
     }
@@ -61,6 +61,8 @@ describe('HTTP tap failures', () => {
     const ends = records.filter((r) => r.kind === 'http-end');
     expect(ends.map((e) => e.outcome)).toEqual(['upstream-unreachable', 'upstream-unreachable']);
     expect((ends[0]!.error as { code: string }).code).toBe('ECONNREFUSED');
+    // A model call that never reached the model is an LLM error too.
+    expect(records.find((r) => r.kind === 'llm-error')).toMatchObject({ channel: 'ollama', phase: 'before-stream', status: 502, error: 'mcptap could not reach the upstream (ECONNREFUSED)' });
   });
 
   it('aborts the upstream request when the client gives up mid-stream, and records it', async () => {

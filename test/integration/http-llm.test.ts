@@ -195,7 +195,7 @@ describe('LLM API failures through mcptap', () => {
       .create({ model: 'missing', messages: [{ role: 'user', content: 'hi' }] })
       .catch((e: { status?: number }) => e.status);
     expect(openaiError).toBe(404);
-    const errors = (await recordsNow()).filter((r) => r.kind === 'llm-error');
+    const errors = (await recordsNow()).filter((r) => r.kind === 'llm-error' && r.status === 404);
     expect(errors.map((e) => [e.channel, e.phase, e.status])).toEqual([
       ['ollama', 'before-stream', 404],
       ['openai', 'before-stream', 404],
@@ -224,9 +224,13 @@ describe('LLM API failures through mcptap', () => {
       return 'completed';
     })().catch((e: Error) => `failed: ${e.message}`);
     expect(failure).toMatch(/^failed/);
-    const end = (await recordsNow()).find((r) => r.kind === 'http-end' && r.outcome === 'upstream-reset');
+    const records = await recordsNow();
+    const end = records.find((r) => r.kind === 'http-end' && r.outcome === 'upstream-reset');
     expect(end).toBeDefined();
     expect(end!.resBytes as number).toBeGreaterThan(0);
+    // The turn is logged as far as it got, flagged as cut off.
+    expect(records.find((r) => r.kind === 'llm-error' && r.exchange === end!.exchange)).toMatchObject({ phase: 'in-stream', error: 'the upstream broke off the reply after 3 chunks' });
+    expect(records.find((r) => r.kind === 'llm-response' && r.exchange === end!.exchange)).toMatchObject({ content: 'The weather report', chunkCount: 3, level: 40 });
   });
 });
 
