@@ -80,34 +80,129 @@ export function migrate(o: Record<string, unknown>): LogRecord {
 
 /** Every record of one log file, in file order. */
 export async function* readLogFile(file: string, options: ReadLogsOptions = {}): AsyncGenerator<SourcedRecord> {
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  const input = createReadStream(file);
+  const lines = createInterface({ input, crlfDelay: Infinity });
   let n = 0;
-  for await (const line of lines) {
-    n++;
-    const parsed = parseRecordLine(line);
-    if (!parsed) continue;
-    if ('problem' in parsed) options.onProblem?.({ file, line: n, message: parsed.problem });
-    else yield { record: parsed.record, file, line: n };
+  try {
+    for await (const line of lines) {
+      n++;
+      const parsed = parseRecordLine(line);
+      if (!parsed) continue;
+      if ('problem' in parsed) options.onProblem?.({ file, line: n, message: parsed.problem });
+      else yield { record: parsed.record, file, line: n };
+    }
+  } finally {
+    // A reader that stops early (a peek, a consumer that breaks off) must not leave the file open.
+    input.destroy();
   }
 }
 
-/** Records of many logs merged into one stream ordered by time (a k-way merge: memory stays one record per file). */
+/**
+ * Records of many logs merged into one stream ordered by time: a k-way merge over a heap.
+ *
+ * A log folder grows one file per session, thousands over months, and most sessions do not overlap in time. So
+ * each file is first peeked for its first record (then closed), and a file is opened for the merge only once the
+ * merge reaches that record's time: at any moment only the files whose sessions overlap are open. The order is
+ * exactly that of merging every file at once.
+ */
 export async function* readLogs(paths: readonly string[], options: ReadLogsOptions = {}): AsyncGenerator<SourcedRecord> {
   const files = await listLogFiles(paths);
-  const heads: { iterator: AsyncGenerator<SourcedRecord>; current: SourcedRecord; order: number }[] = [];
+  // Files not yet opened, by the time of their first record (then list order).
+  const waiting: { file: string; order: number; first: SourcedRecord }[] = [];
   for (const [order, file] of files.entries()) {
-    const iterator = readLogFile(file, options);
-    const first = await iterator.next();
-    if (!first.done) heads.push({ iterator, current: first.value, order });
+    const first = await firstRecord(file);
+    if (first) waiting.push({ file, order, first });
+    else for await (const _ of readLogFile(file, options)); // nothing to merge, but its problems are reported
   }
-  while (heads.length > 0) {
-    let best = 0;
-    for (let i = 1; i < heads.length; i++) if (before(heads[i]!, heads[best]!)) best = i;
-    const head = heads[best]!;
+  waiting.sort((a, b) => (before({ current: a.first, order: a.order }, { current: b.first, order: b.order }) ? -1 : 1));
+  const heap = new MergeHeap();
+  let next = 0;
+  const open = async (entry: (typeof waiting)[number]): Promise<void> => {
+    const iterator = readLogFile(entry.file, options);
+    const head = await iterator.next();
+    if (head.done) return;
+    heap.push({ iterator, current: head.value, order: entry.order });
+  };
+  for (;;) {
+    // Open every waiting file whose first record could come before (or tie with) the best open one.
+    while (next < waiting.length && (heap.size === 0 || !before(heap.peek()!, { current: waiting[next]!.first, order: waiting[next]!.order }))) {
+      await open(waiting[next++]!);
+    }
+    const head = heap.peek();
+    if (!head) return;
     yield head.current;
-    const next = await head.iterator.next();
-    if (next.done) heads.splice(best, 1);
-    else head.current = next.value;
+    const following = await head.iterator.next();
+    if (following.done) heap.pop();
+    else {
+      head.current = following.value;
+      heap.siftDown(0);
+    }
+  }
+}
+
+/** The first record of a file (the file is closed again), or undefined when it has none. */
+async function firstRecord(file: string): Promise<SourcedRecord | undefined> {
+  const iterator = readLogFile(file);
+  try {
+    const first = await iterator.next();
+    return first.done ? undefined : first.value;
+  } finally {
+    await iterator.return(undefined);
+  }
+}
+
+interface MergeHead {
+  iterator: AsyncGenerator<SourcedRecord>;
+  current: SourcedRecord;
+  order: number;
+}
+
+/** A binary min-heap of open files, by their current record (time, then list order, then seq). */
+class MergeHeap {
+  private readonly items: MergeHead[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  peek(): MergeHead | undefined {
+    return this.items[0];
+  }
+
+  push(item: MergeHead): void {
+    const items = this.items;
+    items.push(item);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(items[i]!, items[parent]!)) break;
+      [items[i], items[parent]] = [items[parent]!, items[i]!];
+      i = parent;
+    }
+  }
+
+  pop(): void {
+    const items = this.items;
+    const last = items.pop();
+    if (items.length > 0 && last) {
+      items[0] = last;
+      this.siftDown(0);
+    }
+  }
+
+  /** Restore the order after the item at `i` moved on to a later record. */
+  siftDown(i: number): void {
+    const items = this.items;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let least = i;
+      if (left < items.length && before(items[left]!, items[least]!)) least = left;
+      if (right < items.length && before(items[right]!, items[least]!)) least = right;
+      if (least === i) return;
+      [items[i], items[least]] = [items[least]!, items[i]!];
+      i = least;
+    }
   }
 }
 

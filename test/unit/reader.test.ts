@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -83,5 +83,41 @@ describe('reader', () => {
       [1, f],
       [2, f],
     ]);
+  });
+
+  test.skipIf(!existsSync('/proc/self/fd'))('a folder of many logs is read with a few files open at a time, merged exactly', async () => {
+    // One file per session, as a host that starts servers all day leaves them (macOS allows 256 open files).
+    // Each file is longer than what a reader buffers ahead (readline: 1024 lines), so an open reader holds its
+    // file open.
+    const dir = join(root, 'many');
+    mkdirSync(dir);
+    const n = 60;
+    const perFile = 1100;
+    for (let i = 0; i < n; i++) {
+      // Sessions in sequence, except every tenth overlaps the next; names sort in another order than time.
+      const start = i * 10_000;
+      const lines = Array.from({ length: perFile }, (_, j) => rec(`s${i}`, j, start + j));
+      if (i % 10 === 0) lines.push(rec(`s${i}`, perFile, start + 15_000));
+      writeFileSync(join(dir, `s${String((i * 37) % n).padStart(3, '0')}.ndjson`), `${lines.join('\n')}\n`);
+    }
+    writeFileSync(join(dir, 'garbage.ndjson'), 'not a record\n');
+    const fds = () => readdirSync('/proc/self/fd').length;
+    const baseline = fds();
+    let most = 0;
+    const seen: [number, string][] = [];
+    const problems: LogProblem[] = [];
+    let count = 0;
+    for await (const { record } of readLogs([dir], { onProblem: (p) => problems.push(p) })) {
+      if (count++ % 100 === 0) most = Math.max(most, fds() - baseline);
+      seen.push([record.time, record.session]);
+    }
+    expect(seen).toHaveLength(n * perFile + n / 10);
+    const times = seen.map(([t]) => t);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    // The overlapping record of session 0 comes between the records of session 1.
+    expect(seen.findIndex(([, s]) => s === 's0' && true) >= 0).toBe(true);
+    expect(seen.find(([t]) => t === 15_000)).toEqual([15_000, 's0']);
+    expect(most).toBeLessThan(8);
+    expect(problems.map((p) => [p.file.endsWith('garbage.ndjson'), p.line])).toEqual([[true, 1]]);
   });
 });
