@@ -145,3 +145,14 @@ describe('replayHeaders', () => {
     ).toEqual({ 'content-type': 'text/event-stream', 'mcp-session-id': 'abc' });
   });
 });
+
+describe('parseListen', () => {
+  test('PORT, HOST:PORT and [IPv6]:PORT; loopback by default', async () => {
+    const { parseListen } = await import('../../src/replay/http-server.js');
+    expect(parseListen('11434')).toEqual({ host: '127.0.0.1', port: 11434 });
+    expect(parseListen('0.0.0.0:8080')).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(parseListen('[::1]:0')).toEqual({ host: '::1', port: 0 });
+    expect(() => parseListen('localhost')).toThrow('--listen takes [HOST:]PORT, for example 11434 or 127.0.0.1:8080, not "localhost".');
+    expect(() => parseListen('70000')).toThrow(/--listen takes/);
+  });
+});
