@@ -97,7 +97,7 @@ describe('reader', () => {
       // Sessions in sequence, except every tenth overlaps the next; names sort in another order than time.
       const start = i * 10_000;
       const lines = Array.from({ length: perFile }, (_, j) => rec(`s${i}`, j, start + j));
-      if (i % 10 === 0) lines.push(rec(`s${i}`, perFile, start + 15_000));
+      if (i % 10 === 0) lines.push(rec(`s${i}`, perFile, start + 10_500));
       writeFileSync(join(dir, `s${String((i * 37) % n).padStart(3, '0')}.ndjson`), `${lines.join('\n')}\n`);
     }
     writeFileSync(join(dir, 'garbage.ndjson'), 'not a record\n');
@@ -115,8 +115,8 @@ describe('reader', () => {
     const times = seen.map(([t]) => t);
     expect(times).toEqual([...times].sort((a, b) => a - b));
     // The overlapping last record of session 0 comes among the records of session 1.
-    const late = seen.findIndex(([t]) => t === 15_000);
-    expect(seen[late]).toEqual([15_000, 's0']);
+    const late = seen.findIndex(([t, s]) => t === 10_500 && s === 's0');
+    expect(late).toBeGreaterThan(0);
     expect([seen[late - 1]![1], seen[late + 1]![1]]).toEqual(['s1', 's1']);
     expect(most).toBeLessThan(8);
     expect(problems.map((p) => [p.file.endsWith('garbage.ndjson'), p.line])).toEqual([[true, 1]]);
