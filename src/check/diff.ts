@@ -6,7 +6,7 @@
  *   inputSchema or outputSchema differs (compared as canonical JSON, so key order does not count).
  * - Calls are paired by tool and canonical arguments, not by position: the n-th `get_forecast {"city":"Paris"}`
  *   of A with the n-th of B. An outcome is the kind (ok / isError / JSON-RPC error code) plus the result.
- * - Latency: the median per method (per tool for tools/call); a regression is B's median above A's by more than
+ * - Latency: the median per method the server answers (per tool for tools/call); a regression is B's median above A's by more than
  *   `thresholdPct` percent and at least `minMs` milliseconds (small absolute jitters are not regressions).
  */
 import type { LogRecord } from '../log/schema.js';
@@ -184,7 +184,8 @@ function readSide(records: readonly LogRecord[], ignore: ReadonlySet<string>): S
     if (r.kind !== 'response' || r.requestSeq === undefined) continue;
     const request = requests.get(`${r.session}#${r.requestSeq}`);
     if (!request) continue;
-    if (r.latencyMs !== undefined) {
+    // Only the server's own latency: how fast a client answers sampling or elicitation says nothing about the server.
+    if (r.latencyMs !== undefined && r.dir === 's2c') {
       const what = request.method === 'tools/call' && request.tool ? `tools/call ${request.tool}` : request.method;
       const list = side.latencies.get(what) ?? [];
       list.push(r.latencyMs);

@@ -96,6 +96,14 @@ describe('diffRecords', () => {
     expect(formatDiff(report)).toContain('  ! tools/call slow: 11 ms → 41 ms (3 vs 3 calls)');
   });
 
+  test("the client's latency answering server requests (sampling, elicitation) is not the server's", () => {
+    const side = (ms: number): LogRecord[] => [
+      { v: 1, time: 1, seq: 0, session: 's', channel: 'stdio', label: 'x', msg: '', kind: 'request', dir: 's2c', id: 0, method: 'sampling/createMessage', bytes: 1, raw: '{}' } as LogRecord,
+      { v: 1, time: 2, seq: 1, session: 's', channel: 'stdio', label: 'x', msg: '', kind: 'response', dir: 'c2s', id: 0, requestSeq: 0, latencyMs: ms, bytes: 1, raw: '{}' } as LogRecord,
+    ];
+    expect(diffRecords(side(5), side(5000)).latencyRegressions).toEqual([]);
+  });
+
   test('without a tools/list on one side, tools are not compared and say so', () => {
     const a = capture();
     a.call('ping', {}, { result: {} });
