@@ -256,8 +256,10 @@ export class HttpExchange {
       this.status = status;
       this.resHeadMono = mono;
       const sid = firstValue(headers['mcp-session-id']);
-      if (sid !== undefined && this.mcp && this.provisional) {
-        this.observer.alias(`sid:${sid}`, this.mcp);
+      if (this.mcp && this.provisional) {
+        // The session id the server assigned names the session from now on. A server without sessions
+        // (stateless) assigns none: its later traffic is then this client's, until the next initialize.
+        this.observer.alias(sid !== undefined ? `sid:${sid}` : 'stateless', this.mcp);
         this.provisional = false;
       }
       const type = mediaType(headers['content-type']);

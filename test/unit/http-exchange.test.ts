@@ -156,3 +156,15 @@ describe('HttpExchange: compressed request bodies', () => {
     expect(records.find((r) => r.kind === 'request')).toMatchObject({ method: 'tools/list', id: 3 });
   });
 });
+
+describe('HttpExchange: a server without sessions', () => {
+  it('keeps initialize and the later traffic in one session when no Mcp-Session-Id is ever assigned', () => {
+    const { records, exchange } = setup();
+    exchange('POST', '/mcp', JSON_TYPE, '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}', 200, JSON_TYPE, ['{"jsonrpc":"2.0","id":0,"result":{}}']);
+    exchange('POST', '/mcp', JSON_TYPE, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', 200, JSON_TYPE, ['{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}']);
+    const mcp = records.filter((r) => r.kind === 'request' || r.kind === 'response');
+    expect(mcp).toHaveLength(4);
+    expect(new Set(mcp.map((r) => r.session)).size).toBe(1);
+    expect(mcp[3]!.requestSeq).toBe(mcp[2]!.seq);
+  });
+});
