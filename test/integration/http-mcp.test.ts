@@ -119,3 +119,65 @@ describe.each(['streamableHttp', 'sse'] as const)('MCP over HTTP (%s) through mc
     }
   });
 });
+
+describe('a stateless MCP server answering in JSON (SDK StreamableHTTPServerTransport) through mcptap', () => {
+  it('gives the client the same answers and keeps the whole conversation in one correlated session', async () => {
+    const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+    const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const { z } = await import('zod');
+    const http = await import('node:http');
+    // The SDK's stateless pattern: a fresh server and transport per request, no session id, JSON replies.
+    const server = http.createServer((req, res) => {
+      const mcp = new McpServer({ name: 'stateless-weather', version: '1.0.0' });
+      mcp.registerTool('get_weather', { description: 'Weather for a city', inputSchema: { city: z.string() } }, async ({ city }) => ({
+        content: [{ type: 'text', text: `It's always raining in ${city}` }],
+      }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => void transport.close());
+      void mcp.connect(transport).then(() => transport.handleRequest(req, res));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const address = server.address();
+    const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const run = async (url: string): Promise<unknown[]> => {
+      const client = new Client({ name: 'c', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+      try {
+        return [await client.listTools(), await client.callTool({ name: 'get_weather', arguments: { city: 'California' } })];
+      } finally {
+        await client.close();
+      }
+    };
+    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-http-stateless-'));
+    try {
+      const direct = await run(base);
+      const tap = await startHttpTap({ target: base, logDir, label: 'stateless' });
+      let tapped: unknown[];
+      try {
+        tapped = await run(tap.url);
+      } finally {
+        await tap.close();
+      }
+      expect(tapped).toEqual(direct);
+      const records = (await readAllRecords([tap.logFile])) as Rec[];
+      const messages = records.filter((r) => r.kind === 'request' || r.kind === 'response' || r.kind === 'notification');
+      expect(messages.map((m) => `${m.kind} ${m.method}`)).toEqual([
+        'request initialize',
+        'response initialize',
+        'notification notifications/initialized',
+        'request tools/list',
+        'response tools/list',
+        'request tools/call',
+        'response tools/call',
+      ]);
+      expect(new Set(messages.map((m) => m.session)).size).toBe(1);
+      expect(messages.at(-1)).toMatchObject({ channel: 'mcp-http', tool: 'get_weather', requestSeq: messages.at(-2)!.seq });
+      expect(String(messages.at(-1)!.raw)).toContain("It's always raining in California");
+    } finally {
+      server.close();
+      rmSync(logDir, { recursive: true, force: true });
+    }
+  });
+});
