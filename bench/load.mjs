@@ -128,6 +128,16 @@ async function main() {
   upstream.child.kill();
   agent.destroy();
   const logBytes = readdirSync(logDir).reduce((sum, f) => sum + statSync(join(logDir, f)).size, 0);
+  // What mcptap itself recorded about failed exchanges: the first few causes, from the log.
+  const failures = new Map();
+  for (const f of readdirSync(logDir)) {
+    for (const line of readFileSync(join(logDir, f), 'utf8').split('\n')) {
+      if (!line.includes('"http-end"') || line.includes('"outcome":"complete"')) continue;
+      const r = JSON.parse(line);
+      const key = `${r.outcome}: ${r.error?.code ?? ''} ${r.error?.message ?? ''}`;
+      failures.set(key, (failures.get(key) ?? 0) + 1);
+    }
+  }
   rmSync(logDir, { recursive: true, force: true });
 
   const ttfb = timings.map((t) => t.ttfbMs).sort((a, b) => a - b);
@@ -140,6 +150,7 @@ async function main() {
   const fmt = (ms) => `${ms.toFixed(1)} ms`;
   console.log(`\nturns: ${timings.length} in ${elapsed.toFixed(1)} s (${(timings.length / elapsed).toFixed(1)}/s), errors: ${errorCount}`);
   for (const [message, n] of errors) console.log(`  ${n} × ${message}`);
+  for (const [cause, n] of failures) console.log(`  logged by mcptap: ${n} × ${cause}`);
   if (timings.length) {
     console.log(`time to first byte: p50 ${fmt(pct(ttfb, 50))}, p99 ${fmt(pct(ttfb, 99))}, max ${fmt(ttfb.at(-1))}`);
     console.log(`whole turn (ideal ${CHUNKS * MS} ms): p50 ${fmt(pct(total, 50))}, p99 ${fmt(pct(total, 99))}, max ${fmt(total.at(-1))}`);

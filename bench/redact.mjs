@@ -6,7 +6,11 @@
  * regex test over the line; only a hit parses and walks the record. This measures both paths against the cost
  * of the JSON.stringify the writer does anyway, for the record shapes that dominate real logs.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redactor } from '../dist/log/redact.js';
+import { LogWriter } from '../dist/log/writer.js';
 
 const redactor = new Redactor();
 const key = ['sk', 'proj', 'Abcdefghij0123456789KLMNOPqrstuv'].join('-');
@@ -49,3 +53,22 @@ const fmt = (ns) => (ns >= 1000 ? `${(ns / 1000).toFixed(2)} µs` : `${ns.toFixe
 
 console.log(`Node ${process.version}, per record (mean over many iterations)\n`);
 for (const [label, make] of cases) time(label, make, label.includes('100 KB') ? 2000 : 50_000);
+
+// The whole write path, as the taps use it: LogWriter.write with redaction on (default) and off (--no-redact).
+console.log('\nLogWriter.write, whole path (stamp, stringify, redaction, queue to disk):');
+const dir = mkdtempSync(join(tmpdir(), 'mcptap-bench-redact-'));
+for (const [label, make] of cases.slice(0, 2).concat([cases[4]])) {
+  const drafts = Array.from({ length: 256 }, (_, i) => make(i));
+  const perRecord = {};
+  for (const redact of [true, false]) {
+    const writer = new LogWriter({ file: join(dir, `${redact}.ndjson`), session: 's', channel: 'stdio', label: 'bench', ...(redact ? {} : { redact: false }) });
+    const n = 20_000;
+    for (let i = 0; i < 2000; i++) writer.write(drafts[i & 255]);
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) writer.write(drafts[i & 255]);
+    perRecord[redact] = Number(process.hrtime.bigint() - t) / n;
+    await writer.close();
+  }
+  console.log(`${label.padEnd(40)} redaction on ${fmt(perRecord.true)}  off ${fmt(perRecord.false)}`);
+}
+rmSync(dir, { recursive: true, force: true });

@@ -301,7 +301,9 @@ export class Redactor {
     const set = (key: string, value: unknown): void => {
       if (value !== record[key]) (copy ??= { ...record })[key] = value;
     };
-    for (const [key, value] of Object.entries(record)) {
+    // A chunk's own fields other than raw and delta (msg, mostly) only need a look when the line holds a hint.
+    const fields = !chunk || this.screen(line) ? Object.entries(record) : [];
+    for (const [key, value] of fields) {
       if (key === 'raw' || key === 'body' || key === 'data') {
         const encoded = key === 'raw' ? record.rawEncoding : key === 'body' ? record.bodyEncoding : undefined;
         if (typeof value === 'string' && encoded !== 'base64' && !chunk) set(key, key === 'body' && streamBody ? this.redactStreamBody(value) : this.redactJsonText(value));
