@@ -25,6 +25,8 @@ export class BodyCapture {
   private pieces: Buffer[] = [];
   private kept = 0;
   private total = 0;
+  /** The last bytes of the body (at most 256), kept once it outgrows the cap. */
+  private last: Buffer | undefined;
 
   constructor(maxBytes: number) {
     this.maxBytes = Math.max(0, maxBytes);
@@ -34,10 +36,19 @@ export class BodyCapture {
   push(chunk: Buffer): void {
     this.total += chunk.length;
     const room = this.maxBytes - this.kept;
+    if (this.last !== undefined || chunk.length > room) {
+      const before = this.last ?? Buffer.concat(this.pieces, this.kept);
+      this.last = Buffer.from((chunk.length >= 256 ? chunk : Buffer.concat([before, chunk])).subarray(-256));
+    }
     if (room <= 0) return;
     const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
     this.pieces.push(piece);
     this.kept += piece.length;
+  }
+
+  /** The body's last bytes (at most 256) when it outgrew the cap, else undefined (the head is the whole body). */
+  tail(): Buffer | undefined {
+    return this.last;
   }
 
   /** Total bytes pushed so far. */

@@ -13,6 +13,13 @@
 const LF = 0x0a;
 const CR = 0x0d;
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** How many of the last bytes of a cut event are kept (as the line framer does). */
+const TAIL_BYTES = 256;
+
+/** A copy of the last TAIL_BYTES of `bytes`, so a big chunk is not kept alive by a view of it. */
+function keepTail(bytes: Buffer): Buffer {
+  return Buffer.from(bytes.subarray(Math.max(0, bytes.length - TAIL_BYTES)));
+}
 
 /** One event: the fields it set, as a client would see them. */
 export interface SseEvent {
@@ -29,6 +36,13 @@ export interface SseEvent {
   size: number;
   /** True when the event outgrew the cap and its data holds only the head. */
   truncated?: boolean;
+  /**
+   * With `truncated`: the last bytes (at most 256) of the event's data, so a message whose `id` comes after a
+   * large payload (as the TypeScript SDK writes them) can still be correlated.
+   */
+  tail?: Buffer;
+  /** With `truncated`: the full byte length of the data (the lines joined with `\n`), as a client would get it. */
+  dataSize?: number;
   /** True when the stream ended before the blank line that ends the event. */
   partial?: boolean;
 }
@@ -53,6 +67,14 @@ export class SseFramer {
   private line: Buffer[] = [];
   private lineKept = 0;
   private lineCut = false;
+  /** Full byte length of the current line, including what the cap dropped. */
+  private lineFull = 0;
+  /** Full byte length of the current event's data so far. */
+  private dataFull = 0;
+  /** Last bytes of the current line, kept once the line outgrew the cap. */
+  private lineTail: Buffer | undefined;
+  /** Last bytes of the current event's data, kept once the event outgrew the cap. */
+  private dataTail: Buffer | undefined;
   private pendingCr = false;
   /** Bytes seen so far while the stream might still open with a BOM; undefined once that is decided. */
   private bomCheck: Buffer | undefined = Buffer.alloc(0);
@@ -135,14 +157,14 @@ export class SseFramer {
 
   private appendLine(piece: Buffer): void {
     this.size += piece.length;
+    this.lineFull += piece.length;
     if (piece.length === 0) return;
     const room = this.maxEventBytes - this.lineKept;
-    if (room <= 0) {
+    if (this.lineCut || piece.length > room) {
+      if (!this.lineCut) this.lineTail = keepTail(Buffer.concat([...this.line, piece]));
+      else this.lineTail = keepTail(piece.length >= TAIL_BYTES ? piece : Buffer.concat([this.lineTail ?? Buffer.alloc(0), piece]));
       this.lineCut = true;
-      return;
-    }
-    if (piece.length > room) {
-      this.lineCut = true;
+      if (room <= 0) return;
       piece = piece.subarray(0, room);
     }
     this.line.push(piece);
@@ -152,9 +174,13 @@ export class SseFramer {
   private endLine(items: SseItem[]): void {
     const bytes = this.line.length === 1 ? this.line[0]! : Buffer.concat(this.line, this.lineKept);
     const cut = this.lineCut;
+    const lineTail = this.lineTail;
+    const lineFull = this.lineFull;
+    this.lineFull = 0;
     this.line = [];
     this.lineKept = 0;
     this.lineCut = false;
+    this.lineTail = undefined;
     if (bytes.length === 0 && !cut) {
       // Blank line: the event is complete.
       if (this.touched) items.push(this.dispatch());
@@ -175,9 +201,16 @@ export class SseFramer {
     if (value.startsWith(' ')) value = value.slice(1);
     switch (field) {
       case 'data': {
+        // "data:" and the one space dropped are ASCII, so the value's full size follows from the line's.
+        this.dataFull += (this.hasData ? 1 : 0) + (colon === -1 ? 0 : lineFull - (colon + 1) - (text[colon + 1] === ' ' ? 1 : 0));
         this.hasData = true;
         const room = this.maxEventBytes - this.dataBytes;
         if (cut || Buffer.byteLength(value) > room) this.truncated = true;
+        if (this.truncated) {
+          // The end of the data as it really was: the line's own tail when the line itself was cut.
+          const end = cut && lineTail ? lineTail : Buffer.from(value);
+          this.dataTail = keepTail(this.dataTail && !cut ? Buffer.concat([this.dataTail, Buffer.from('\n'), end]) : end);
+        }
         if (room > 0) {
           const kept = Buffer.byteLength(value) > room ? Buffer.from(value).subarray(0, room).toString('utf8') : value;
           this.data.push(kept);
@@ -207,7 +240,13 @@ export class SseFramer {
     if (this.id !== undefined) event.id = this.id;
     if (this.hasData) event.data = this.data.join('\n');
     if (this.retry !== undefined) event.retry = this.retry;
-    if (this.truncated) event.truncated = true;
+    if (this.truncated) {
+      event.truncated = true;
+      if (this.dataTail) event.tail = this.dataTail;
+      event.dataSize = this.dataFull;
+    }
+    this.dataFull = 0;
+    this.dataTail = undefined;
     this.data = [];
     this.dataBytes = 0;
     this.hasData = false;

@@ -243,7 +243,7 @@ export class HttpExchange {
       ...bodyFields(body),
     });
     if (this.llm) this.llm.request(text, time, mono);
-    if (this.mcp && text) this.observeMcp('c2s', head, frameSize, body.truncated === true, time, mono);
+    if (this.mcp && text) this.observeMcp('c2s', head, frameSize, body.truncated === true, time, mono, undefined, frameSize === body.bytes ? this.reqBody.tail() : undefined);
     const waiting = this.waiting ?? [];
     this.waiting = undefined;
     for (const work of waiting) work();
@@ -395,7 +395,7 @@ export class HttpExchange {
       }
       this.sawJsonRpcEvent = true;
       const bytes = Buffer.from(item.data!, 'utf8');
-      this.observeMcp('s2c', bytes, bytes.length, item.truncated === true, time, mono, item.id);
+      this.observeMcp('s2c', bytes, item.truncated ? item.dataSize ?? item.size : bytes.length, item.truncated === true, time, mono, item.id, item.tail);
       return;
     }
     const sse: RecordDraft = {
@@ -415,8 +415,10 @@ export class HttpExchange {
     this.write(sse);
   }
 
-  private observeMcp(dir: 'c2s' | 's2c', bytes: Buffer, size: number, truncated: boolean, time: number, mono: number, sseId?: string): void {
+  private observeMcp(dir: 'c2s' | 's2c', bytes: Buffer, size: number, truncated: boolean, time: number, mono: number, sseId?: string, tail?: Buffer): void {
     const frame: Frame = { dir, bytes, size, truncated, time, mono };
+    // A frame cut at --max-body is still correlated from its end, where the SDK writes "id".
+    if (truncated && tail) frame.tail = tail;
     const context: Record<string, unknown> = { exchange: this.id };
     if (sseId !== undefined) context.sseId = sseId;
     this.mcp!.mcp.observe(frame, context);
@@ -434,7 +436,7 @@ export class HttpExchange {
       const body = this.resBody.result();
       const text = body.bodyEncoding === 'base64' ? '' : body.body ?? '';
       if (this.framing === 'body' && this.mcp && text && (isJsonRpcBody(text) || body.truncated)) {
-        this.observeMcp('s2c', this.resBody.head(), body.bytes, body.truncated === true, time, mono);
+        this.observeMcp('s2c', this.resBody.head(), body.bytes, body.truncated === true, time, mono, undefined, this.resBody.tail());
       }
       if (this.llm) {
         if (this.status === undefined && outcome === 'upstream-unreachable') {

@@ -36,6 +36,18 @@ describe('BodyCapture', () => {
     expect(trimPartialUtf8(Buffer.from('ab上')).toString()).toBe('ab上');
   });
 
+  it('keeps the last 256 bytes of a body over the cap', () => {
+    const c = new BodyCapture(10);
+    expect(c.tail()).toBeUndefined();
+    c.push(Buffer.from('0123456789abcdef'));
+    c.push(Buffer.from('Z'.repeat(300)));
+    c.push(Buffer.from('"id":9}'));
+    expect(c.tail()!.toString()).toBe(('Z'.repeat(300) + '"id":9}').slice(-256));
+    const small = new BodyCapture(10);
+    small.push(Buffer.from('0123456789'));
+    expect(small.tail()).toBeUndefined();
+  });
+
   it('logs binary bodies as base64, and an empty body as nothing', () => {
     const c = new BodyCapture(100);
     c.push(Buffer.from([0xff, 0x00, 0xfe]));

@@ -8,10 +8,10 @@ import type { RecordDraft } from '../../src/log/schema.js';
 
 type Draft = RecordDraft & Record<string, unknown>;
 
-function setup(chunks = true) {
+function setup(chunks = true, maxBody = 1 << 20) {
   const records: Draft[] = [];
   let seq = 0;
-  const observer = new HttpObserver({ sink: { write: (d) => (records.push({ ...d, seq } as Draft), seq++) }, session: 'proxy', maxBody: 1 << 20, chunks });
+  const observer = new HttpObserver({ sink: { write: (d) => (records.push({ ...d, seq } as Draft), seq++) }, session: 'proxy', maxBody, chunks });
   let clock = 1000;
   const t = (): [number, number] => [(clock += 1), clock];
   /** One whole exchange: request head + body, response head, body pieces, end. */
@@ -166,5 +166,20 @@ describe('HttpExchange: a server without sessions', () => {
     expect(mcp).toHaveLength(4);
     expect(new Set(mcp.map((r) => r.session)).size).toBe(1);
     expect(mcp[3]!.requestSeq).toBe(mcp[2]!.seq);
+  });
+});
+
+describe('HttpExchange: frames over --max-body', () => {
+  it('correlates a response cut at the cap from its end, where the SDK writes the id (JSON body and SSE event)', () => {
+    const { records, exchange } = setup(true, 200);
+    const big = (id: number): string => `{"result":{"content":[{"type":"text","text":"${'w'.repeat(1000)}"}]},"jsonrpc":"2.0","id":${id}}`;
+    exchange('POST', '/mcp', { ...JSON_TYPE, 'mcp-session-id': 'm' }, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}', 200, JSON_TYPE, [big(1)]);
+    exchange('POST', '/mcp', { ...JSON_TYPE, 'mcp-session-id': 'm' }, '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}', 200, SSE, [`event: message\ndata: ${big(2)}\n\n`]);
+    const responses = records.filter((r) => r.kind === 'response');
+    expect(responses.map((r) => [r.id, r.tool, r.truncated, r.bytes])).toEqual([
+      [1, 'a', true, big(1).length],
+      [2, 'b', true, big(2).length],
+    ]);
+    for (const r of responses) expect(r.requestSeq).toBeTypeOf('number');
   });
 });

@@ -92,6 +92,16 @@ describe('SseFramer', () => {
     expect(items[1]).toEqual({ type: 'event', data: 'ok', size: 8 });
   });
 
+  it('keeps the tail and full size of a cut event, so a message with its id at the end can be correlated', () => {
+    const data = `{"result":{"content":[{"type":"text","text":"${'x'.repeat(300)}"}]},"jsonrpc":"2.0","id":7}`;
+    const items = expectSplitInvariant(Buffer.from(`event: message\ndata: ${data}\n\n`), 64);
+    const event = items[0] as Extract<SseItem, { type: 'event' }>;
+    expect(event.truncated).toBe(true);
+    expect(event.dataSize).toBe(Buffer.byteLength(data));
+    expect(event.tail!.toString()).toBe(data.slice(-256));
+    expect(event.tail!.toString().endsWith('"jsonrpc":"2.0","id":7}')).toBe(true);
+  });
+
   it('never throws on arbitrary bytes', () => {
     const junk = Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 37 + 11) % 256));
     expect(() => expectSplitInvariant(junk)).not.toThrow();
