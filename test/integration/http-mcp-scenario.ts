@@ -73,6 +73,7 @@ export interface HttpScenarioResult {
   capabilities: unknown;
   toolNames: string[];
   echo: unknown;
+  bigEcho: { length: number; tail: string };
   sum: unknown;
   longRunning: unknown;
   progress: { progress: number; total?: number }[];
@@ -112,6 +113,9 @@ export async function runHttpScenario(mode: 'streamableHttp' | 'sse', baseUrl: s
   try {
     const toolNames = (await client.listTools()).tools.map((t) => t.name).sort();
     const echo = await client.callTool({ name: 'echo', arguments: { message: 'hello through the tap' } });
+    // Over the log's 1 MiB --max-body both ways: the traffic must pass whole, the log keeps the head.
+    const big = await client.callTool({ name: 'echo', arguments: { message: `${'x'.repeat(1536 * 1024)}the-end` } });
+    const bigText = (big.content as { text: string }[])[0]!.text;
     const sum = await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } });
     const progress: { progress: number; total?: number }[] = [];
     const longRunning = await client.callTool(
@@ -132,6 +136,7 @@ export async function runHttpScenario(mode: 'streamableHttp' | 'sse', baseUrl: s
       capabilities: client.getServerCapabilities(),
       toolNames,
       echo,
+      bigEcho: { length: bigText.length, tail: bigText.slice(-7) },
       sum,
       longRunning,
       progress,

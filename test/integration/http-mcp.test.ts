@@ -70,6 +70,13 @@ describe.each(['streamableHttp', 'sse'] as const)('MCP over HTTP (%s) through mc
       expect(answer, `answer to ${String(request.method)} ${String(request.id)}`).toBeDefined();
       expect(answer!.method).toBe(request.method);
     }
+    // The 1.5 MB echo went both ways whole (the client compared equal) and is correlated though cut in the log.
+    expect(direct.bigEcho.tail).toBe('the-end');
+    const bigCall = records.find((r) => r.kind === 'request' && r.tool === 'echo' && r.truncated === true);
+    expect(bigCall, 'the big echo request, cut at --max-body').toBeDefined();
+    const bigAnswer = records.find((r) => r.kind === 'response' && r.requestSeq === bigCall!.seq);
+    expect(bigAnswer).toMatchObject({ truncated: true, tool: 'echo' });
+    expect(bigAnswer!.bytes as number).toBeGreaterThan(1536 * 1024);
     const sum = records.find((r) => r.kind === 'response' && r.tool === 'get-sum');
     expect(sum?.raw).toContain('42');
     const unknown = records.find((r) => r.kind === 'response' && r.tool === 'no-such-tool');
