@@ -459,13 +459,15 @@ export class HttpExchange {
         reqBytes: this.reqBytes,
         resBytes: this.resBytes,
         durationMs,
-        msg: describeEnd(this.head, this.status, outcome, durationMs, this.resBytes, error),
+        msg: describeEnd(this.head, this.status, outcome, durationMs, this.resBytes, error, this.framing === 'sse'),
         ...bodyFields(body),
       };
       if (this.status !== undefined) draft.status = this.status;
       if (this.chunkMarks.length) draft.chunks = this.chunkMarks;
       if (error) draft.error = error;
-      if (outcome !== 'complete' && outcome !== 'upgraded') draft.level = LEVEL.warn;
+      // A client closing an event stream is how SSE streams usually end (EventSource.close, client.close()).
+      const ordinary = outcome === 'complete' || outcome === 'upgraded' || (outcome === 'client-aborted' && this.framing === 'sse');
+      if (!ordinary) draft.level = LEVEL.warn;
       this.write(draft);
       // Sessions that end with this exchange: a DELETE that succeeded, a legacy SSE stream that closed.
       if (this.mcp && this.head.method === 'DELETE' && this.status !== undefined && this.status < 300) this.observer.endSession(this.mcp, time, mono);
@@ -556,6 +558,7 @@ function describeEnd(
   durationMs: number,
   resBytes: number,
   error: { code?: string; message: string } | undefined,
+  stream = false,
 ): string {
   const what = `${head.method} ${head.path}`;
   const cause = error ? ` (${error.code ?? error.message})` : '';
@@ -563,6 +566,7 @@ function describeEnd(
     case 'complete':
       return `${what} done: ${status ?? '?'}, ${resBytes} bytes in ${formatMs(durationMs)}.`;
     case 'client-aborted':
+      if (stream) return `The client closed the event stream ${what} after ${formatMs(durationMs)} (${resBytes} bytes); mcptap closed the upstream stream too.`;
       return `The client gave up on ${what} after ${formatMs(durationMs)}; mcptap aborted the upstream request too.`;
     case 'upstream-reset':
       if (status === undefined) return `The upstream closed the connection before answering ${what}${cause}; the client got a 502.`;
