@@ -130,15 +130,22 @@ export interface HttpMiss {
  */
 export class HttpMatcher {
   private readonly exchanges: RecordedExchange[];
-  private readonly keys: string[];
   private readonly used: boolean[];
   private readonly ignore: ReadonlySet<string>;
+  /** Exchanges by exact key, and by method + path + JSON-RPC method (the fallback), each in recorded order. */
+  private readonly byKey = new Map<string, { at: number[]; next: number }>();
+  private readonly byRpcMethod = new Map<string, { at: number[]; next: number }>();
+  private readonly paths = new Set<string>();
 
   constructor(exchanges: readonly RecordedExchange[], ignore: readonly string[] = []) {
     this.exchanges = [...exchanges];
     this.ignore = new Set(ignore);
-    this.keys = this.exchanges.map((e) => this.keyOf(e.method, e.path, e.requestBody));
     this.used = this.exchanges.map(() => false);
+    this.exchanges.forEach((e, i) => {
+      push(this.byKey, this.keyOf(e.method, e.path, e.requestBody), i);
+      if (e.rpcMethod !== undefined) push(this.byRpcMethod, `${e.method} ${e.path} ${e.rpcMethod}`, i);
+      this.paths.add(`${e.method} ${e.path}`);
+    });
   }
 
   /** How many recorded exchanges can be served. */
@@ -152,27 +159,28 @@ export class HttpMatcher {
   }
 
   pick(live: LiveRequest): RecordedExchange | HttpMiss {
-    const key = this.keyOf(live.method, live.path, live.body);
-    let last = -1;
-    for (let i = 0; i < this.exchanges.length; i++) {
-      if (this.keys[i] !== key) continue;
-      last = i;
-      if (!this.used[i]) return this.take(i);
+    const exact = this.byKey.get(this.keyOf(live.method, live.path, live.body));
+    if (exact) {
+      const i = this.nextUnused(exact);
+      // Every recording of this request has been served: serve the last one again.
+      return this.take(i ?? exact.at[exact.at.length - 1]!);
     }
     const rpc = jsonRpcRequestOf(live.body);
     if (rpc) {
-      for (let i = 0; i < this.exchanges.length; i++) {
-        const e = this.exchanges[i]!;
-        if (!this.used[i] && e.method === live.method && e.path === live.path && e.rpcMethod === rpc.method) return this.take(i);
-      }
+      const same = this.byRpcMethod.get(`${live.method} ${live.path} ${rpc.method}`);
+      const i = same ? this.nextUnused(same) : undefined;
+      if (i !== undefined) return this.take(i);
     }
-    if (last !== -1) return this.exchanges[last]!;
     const what = rpc ? `${live.method} ${live.path} (JSON-RPC ${rpc.method})` : `${live.method} ${live.path}`;
-    const samePath = this.exchanges.some((e) => e.method === live.method && e.path === live.path);
-    const message = samePath
+    const message = this.paths.has(`${live.method} ${live.path}`)
       ? `${what} with this body is not in the capture: the recorded requests to ${live.path} had other bodies${this.ignore.size ? '' : ' (--ignore FIELD leaves out fields such as timestamps)'}.`
       : `${what} is not in the capture: nothing was recorded for that method and path.`;
     return { miss: true, message };
+  }
+
+  private nextUnused(slot: { at: number[]; next: number }): number | undefined {
+    while (slot.next < slot.at.length && this.used[slot.at[slot.next]!]) slot.next++;
+    return slot.next < slot.at.length ? slot.at[slot.next] : undefined;
   }
 
   private take(i: number): RecordedExchange {
@@ -185,6 +193,12 @@ export class HttpMatcher {
     const bodyKey = responseId !== undefined ? `rpc-response:${typeof responseId}:${responseId}` : canonicalBody(body, this.ignore);
     return `${method} ${path} ${bodyKey}`;
   }
+}
+
+function push(map: Map<string, { at: number[]; next: number }>, key: string, index: number): void {
+  const slot = map.get(key) ?? { at: [], next: 0 };
+  slot.at.push(index);
+  map.set(key, slot);
 }
 
 /** One piece of a response body and when to send it, in ms after the headers. */

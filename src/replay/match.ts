@@ -85,34 +85,76 @@ export interface Candidate {
   method: string;
   /** Canonical params; undefined when they are unknown (a truncated frame), which matches any params by method. */
   key: string | undefined;
-  /** True once a live request has used it. */
-  used: boolean;
 }
 
 /** Why no candidate fits: the method never appears, or it does but not with these params (or not next). */
 export type Miss = 'unknown-method' | 'no-match';
 
+/** The recorded requests of one method, with cursors so that each pick costs about O(1). */
+interface MethodQueue {
+  /** Indexes (into the matcher's candidates) of this method's requests, in recorded order. */
+  all: number[];
+  /** Position in `all` of the first one that may still be unused. */
+  first: number;
+  /** Per canonical key: positions in `all`, in order, and a cursor to the first that may still be unused. */
+  byKey: Map<string, { at: number[]; next: number }>;
+}
+
 /**
- * Pick the recorded request that answers a live one, by mode:
+ * Picks the recorded request that answers each live one, each recording used once, by mode:
  * - `params`: the first unused recording with the same method and canonical params, else the first unused one
  *   with the same method (recorded order);
  * - `sequential`: the first unused recording with the same method, params ignored;
  * - `strict`: the first unused recording with the same method must also have the same params.
- * Returns the index in `candidates`, or why there is none.
+ * Indexed by method and key, so a capture of many thousand calls replays in linear time.
  */
-export function pickCandidate(candidates: readonly Candidate[], method: string, key: string, mode: MatchMode): number | Miss {
-  let firstSameMethod = -1;
-  let seenMethod = false;
-  for (let i = 0; i < candidates.length; i++) {
-    const c = candidates[i]!;
-    if (c.method !== method) continue;
-    seenMethod = true;
-    if (c.used) continue;
-    if (firstSameMethod === -1) firstSameMethod = i;
-    if (mode === 'sequential') return i;
-    if (mode === 'strict') return c.key === undefined || c.key === key ? i : 'no-match';
-    if (c.key === key) return i;
+export class RequestMatcher {
+  private readonly candidates: readonly Candidate[];
+  private readonly used: boolean[];
+  private readonly methods = new Map<string, MethodQueue>();
+
+  constructor(candidates: readonly Candidate[]) {
+    this.candidates = candidates;
+    this.used = candidates.map(() => false);
+    candidates.forEach((c, index) => {
+      let queue = this.methods.get(c.method);
+      if (!queue) {
+        queue = { all: [], first: 0, byKey: new Map() };
+        this.methods.set(c.method, queue);
+      }
+      if (c.key !== undefined) {
+        const slot = queue.byKey.get(c.key) ?? { at: [], next: 0 };
+        slot.at.push(queue.all.length);
+        queue.byKey.set(c.key, slot);
+      }
+      queue.all.push(index);
+    });
   }
-  if (mode === 'params' && firstSameMethod !== -1) return firstSameMethod;
-  return seenMethod ? 'no-match' : 'unknown-method';
+
+  /** Index of the candidate that answers a live request (now marked used), or why there is none. */
+  pick(method: string, key: string, mode: MatchMode): number | Miss {
+    const queue = this.methods.get(method);
+    if (!queue) return 'unknown-method';
+    while (queue.first < queue.all.length && this.used[queue.all[queue.first]!]) queue.first++;
+    const first = queue.first < queue.all.length ? queue.all[queue.first]! : undefined;
+    if (mode === 'params') {
+      const slot = queue.byKey.get(key);
+      if (slot) {
+        while (slot.next < slot.at.length && this.used[queue.all[slot.at[slot.next]!]!]) slot.next++;
+        if (slot.next < slot.at.length) return this.take(queue.all[slot.at[slot.next]!]!);
+      }
+      return first === undefined ? 'no-match' : this.take(first);
+    }
+    if (first === undefined) return 'no-match';
+    if (mode === 'strict') {
+      const k = this.candidates[first]!.key;
+      if (k !== undefined && k !== key) return 'no-match';
+    }
+    return this.take(first);
+  }
+
+  private take(index: number): number {
+    this.used[index] = true;
+    return index;
+  }
 }

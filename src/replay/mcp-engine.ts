@@ -18,7 +18,7 @@ import type { JsonRpcId, Message } from '../types.js';
 import { decodeJsonRpc } from '../protocols/jsonrpc.js';
 import type { LogRecord } from '../log/schema.js';
 import { McptapError } from '../types.js';
-import { canonicalJson, canonicalParams, pickCandidate, type Candidate, type MatchMode } from './match.js';
+import { canonicalJson, canonicalParams, RequestMatcher, type MatchMode } from './match.js';
 
 /** One recorded frame of the session, ready to be matched or sent. */
 export interface ScriptStep {
@@ -190,7 +190,20 @@ export class McpReplayEngine {
   private readonly sent: boolean[];
   private readonly liveIds = new Map<number, JsonRpcId>();
   private readonly liveTokens = new Map<number, unknown>();
-  private readonly candidates: (Candidate & { step: number })[];
+  /** Step index of each recorded client request, in the matcher's order. */
+  private readonly requestSteps: number[] = [];
+  private readonly matcher: RequestMatcher;
+  /** Recorded client notifications by method, in order, with a cursor to the first not yet seen live. */
+  private readonly notifications = new Map<string, { steps: number[]; next: number }>();
+  /** Recorded client answers to server requests, by id. */
+  private readonly answers = new Map<string, number[]>();
+  /** For each server frame: how many of its causes have not happened yet. */
+  private readonly missing: number[];
+  /** For each client frame: the server frames waiting for it. */
+  private readonly dependents = new Map<number, number[]>();
+  /** Server frames whose causes have all happened, not yet sent. */
+  private ready: number[] = [];
+  private sentCount = 0;
   private misses = 0;
   private answered = 0;
 
@@ -200,10 +213,38 @@ export class McpReplayEngine {
     this.source = options.source ?? 'the capture';
     this.consumed = this.steps.map(() => false);
     this.sent = this.steps.map(() => false);
-    this.candidates = [];
+    this.missing = this.steps.map(() => 0);
+    const candidates: { method: string; key: string | undefined }[] = [];
     this.steps.forEach((s, step) => {
-      if (s.dir === 'c2s' && s.kind === 'request' && s.method !== undefined) this.candidates.push({ method: s.method, key: s.key, used: false, step });
+      if (s.dir === 's2c') {
+        this.missing[step] = s.deps.length;
+        for (const d of s.deps) {
+          const list = this.dependents.get(d) ?? [];
+          list.push(step);
+          this.dependents.set(d, list);
+        }
+        if (s.deps.length === 0) this.ready.push(step);
+      } else if (s.kind === 'request' && s.method !== undefined) {
+        candidates.push({ method: s.method, key: s.key });
+        this.requestSteps.push(step);
+      } else if (s.kind === 'notification' && s.method !== undefined) {
+        const entry = this.notifications.get(s.method) ?? { steps: [], next: 0 };
+        entry.steps.push(step);
+        this.notifications.set(s.method, entry);
+      } else if (s.kind === 'response' && s.id !== undefined && s.id !== null) {
+        const list = this.answers.get(idKey(s.id)) ?? [];
+        list.push(step);
+        this.answers.set(idKey(s.id), list);
+      }
     });
+    this.matcher = new RequestMatcher(candidates);
+  }
+
+  /** A client frame happened: the server frames waiting for it may now be due. */
+  private consume(step: number): void {
+    if (this.consumed[step]) return;
+    this.consumed[step] = true;
+    for (const waiting of this.dependents.get(step) ?? []) if (--this.missing[waiting]! === 0) this.ready.push(waiting);
   }
 
   /** Server frames due before the client says anything (a banner, stdout pollution at start-up). */
@@ -225,10 +266,10 @@ export class McpReplayEngine {
   /** Counts so far. */
   get stats(): ReplayStats {
     return {
-      recordedRequests: this.candidates.length,
+      recordedRequests: this.requestSteps.length,
       answered: this.answered,
       misses: this.misses,
-      sentServerFrames: this.sent.filter(Boolean).length,
+      sentServerFrames: this.sentCount,
       recordedServerFrames: this.steps.filter((s) => s.dir === 's2c').length,
     };
   }
@@ -237,14 +278,13 @@ export class McpReplayEngine {
     switch (message.type) {
       case 'request': {
         const key = canonicalParams(message.params);
-        const picked = pickCandidate(this.candidates, message.method, key, this.mode);
+        const picked = this.matcher.pick(message.method, key, this.mode);
         if (typeof picked === 'number') {
-          const candidate = this.candidates[picked]!;
-          candidate.used = true;
-          this.consumed[candidate.step] = true;
-          this.liveIds.set(candidate.step, message.id);
+          const step = this.requestSteps[picked]!;
+          this.liveIds.set(step, message.id);
           const token = (message.params?._meta as Record<string, unknown> | undefined)?.progressToken;
-          if (token !== undefined) this.liveTokens.set(candidate.step, token);
+          if (token !== undefined) this.liveTokens.set(step, token);
+          this.consume(step);
           this.answered++;
           return;
         }
@@ -272,25 +312,26 @@ export class McpReplayEngine {
         return;
       }
       case 'notification': {
-        const step = this.steps.findIndex((s, i) => s.dir === 'c2s' && s.kind === 'notification' && s.method === message.method && !this.consumed[i]);
-        if (step === -1) {
+        const entry = this.notifications.get(message.method);
+        if (!entry || entry.next >= entry.steps.length) {
           out.notes.push(`replay: the client sent ${message.method}, which the capture does not hold; ignored.`);
           return;
         }
-        this.consumed[step] = true;
+        this.consume(entry.steps[entry.next++]!);
         return;
       }
       case 'response':
       case 'error': {
         // The client answers a server request we sent with its recorded id: find the recorded answer.
-        const step = this.steps.findIndex(
-          (s, i) => s.dir === 'c2s' && s.kind === 'response' && s.id === message.id && !this.consumed[i] && s.requestStep !== undefined && this.sent[s.requestStep],
-        );
-        if (step === -1) {
+        const step =
+          message.id === null
+            ? undefined
+            : this.answers.get(idKey(message.id))?.find((i) => !this.consumed[i] && this.steps[i]!.requestStep !== undefined && this.sent[this.steps[i]!.requestStep!]);
+        if (step === undefined) {
           out.notes.push(`replay: the client sent a response to id ${String(message.id)}, which matches no server request the replay sent; ignored.`);
           return;
         }
-        this.consumed[step] = true;
+        this.consume(step);
         const recorded = this.steps[step]!;
         const method = recorded.requestStep !== undefined ? this.steps[recorded.requestStep]!.method : undefined;
         const liveAnswer = message.type === 'error' ? { error: message.error } : { result: message.result };
@@ -309,13 +350,12 @@ export class McpReplayEngine {
   /** Send every server frame whose causes have all happened, in recorded order. */
   private flush(out: EngineOutput): void {
     let previous: number | undefined;
-    for (let i = 0; i < this.steps.length; i++) {
+    const due = this.ready.sort((a, b) => a - b);
+    this.ready = [];
+    for (const i of due) {
       const s = this.steps[i]!;
-      if (s.dir !== 's2c' || this.sent[i]) continue;
-      if (!s.deps.every((d) => this.consumed[d])) continue;
       this.sent[i] = true;
-      // The server's own requests count as done once sent: the client's answers are what later frames wait for.
-      this.consumed[i] = true;
+      this.sentCount++;
       const frame = this.render(i, out);
       if (!frame) continue;
       // Recorded spacing: how long after its cause (or the frame before it in this burst) the server wrote it.
@@ -350,6 +390,11 @@ export class McpReplayEngine {
     // Unchanged frames go out byte for byte as recorded; rewritten ones are serialized again.
     return { bytes: json === s.json ? s.bytes : Buffer.from(JSON.stringify(json)), crlf: s.crlf, delayMs: 0 };
   }
+}
+
+/** Typed map key: the string id "1" and the number id 1 are different. */
+function idKey(id: JsonRpcId): string {
+  return `${typeof id}:${id}`;
 }
 
 function line(json: unknown): OutFrame {

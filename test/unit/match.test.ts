@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { canonicalBody, canonicalJson, canonicalParams, pickCandidate, type Candidate } from '../../src/replay/match.js';
+import { canonicalBody, canonicalJson, canonicalParams, RequestMatcher, type Candidate } from '../../src/replay/match.js';
 
 describe('canonicalJson', () => {
   test('sorts keys at every depth and keeps array order', () => {
@@ -44,34 +44,41 @@ describe('canonicalBody', () => {
   });
 });
 
-describe('pickCandidate', () => {
+describe('RequestMatcher', () => {
   const list = (): Candidate[] => [
-    { method: 'tools/call', key: 'A', used: false },
-    { method: 'tools/call', key: 'B', used: false },
-    { method: 'tools/list', key: '{}', used: false },
+    { method: 'tools/call', key: 'A' },
+    { method: 'tools/call', key: 'B' },
+    { method: 'tools/list', key: '{}' },
   ];
   test('params: exact params first, whatever the order', () => {
-    expect(pickCandidate(list(), 'tools/call', 'B', 'params')).toBe(1);
+    expect(new RequestMatcher(list()).pick('tools/call', 'B', 'params')).toBe(1);
   });
   test('params: falls back to the first unused of the same method', () => {
-    const c = list();
-    c[0]!.used = true;
-    expect(pickCandidate(c, 'tools/call', 'Z', 'params')).toBe(1);
+    const m = new RequestMatcher(list());
+    expect(m.pick('tools/call', 'A', 'params')).toBe(0);
+    expect(m.pick('tools/call', 'Z', 'params')).toBe(1);
+    expect(m.pick('tools/call', 'A', 'params')).toBe('no-match');
   });
   test('params: a method never recorded is unknown; one used up is no-match', () => {
-    const c = list();
-    expect(pickCandidate(c, 'prompts/list', '{}', 'params')).toBe('unknown-method');
-    c[2]!.used = true;
-    expect(pickCandidate(c, 'tools/list', '{}', 'params')).toBe('no-match');
+    const m = new RequestMatcher(list());
+    expect(m.pick('prompts/list', '{}', 'params')).toBe('unknown-method');
+    expect(m.pick('tools/list', '{}', 'params')).toBe(2);
+    expect(m.pick('tools/list', '{}', 'params')).toBe('no-match');
+  });
+  test('params: repeats of the same question are answered in recorded order', () => {
+    const m = new RequestMatcher([{ method: 'm', key: 'k' }, { method: 'm', key: 'x' }, { method: 'm', key: 'k' }]);
+    expect([m.pick('m', 'k', 'params'), m.pick('m', 'k', 'params'), m.pick('m', 'k', 'params')]).toEqual([0, 2, 1]);
   });
   test('sequential: recorded order of the method, params ignored', () => {
-    expect(pickCandidate(list(), 'tools/call', 'B', 'sequential')).toBe(0);
+    expect(new RequestMatcher(list()).pick('tools/call', 'B', 'sequential')).toBe(0);
   });
   test('strict: the next of the method must have the same params', () => {
-    expect(pickCandidate(list(), 'tools/call', 'B', 'strict')).toBe('no-match');
-    expect(pickCandidate(list(), 'tools/call', 'A', 'strict')).toBe(0);
+    const m = new RequestMatcher(list());
+    expect(m.pick('tools/call', 'B', 'strict')).toBe('no-match');
+    expect(m.pick('tools/call', 'A', 'strict')).toBe(0);
+    expect(m.pick('tools/call', 'B', 'strict')).toBe(1);
   });
   test('a candidate with unknown params (a truncated frame) matches by method', () => {
-    expect(pickCandidate([{ method: 'tools/call', key: undefined, used: false }], 'tools/call', 'X', 'strict')).toBe(0);
+    expect(new RequestMatcher([{ method: 'tools/call', key: undefined }]).pick('tools/call', 'X', 'strict')).toBe(0);
   });
 });
