@@ -335,6 +335,7 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
 
   // 4. Round trips, from the model's side.
   const roundTrips: ToolRoundTrip[] = [];
+  const haveMcp = [...sessions.values()].some((s) => s.role === 'mcp');
   for (const m of modelCalls) {
     const mcp = ran.get(m);
     const carrier = fedBackIn.get(m);
@@ -403,15 +404,18 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
       }
     } else {
       codes.push('tool-not-run');
+      // With no MCP log at all there is nothing to find it in: worth knowing, not a sign that something broke.
       diagnostics.push({
         type: 'diagnostic',
         code: 'tool-not-run',
-        level: 'warn',
+        level: haveMcp ? 'warn' : 'info',
         time: response.time,
         tool: m.call.name,
         session: response.session,
         seq: response.seq,
-        msg: `The model asked for ${m.call.name} ${short(m.call.arguments)}, but no MCP server in these logs ran it within ${Math.round(windowMs / 1000)} s (the host refused it, ran it elsewhere, or its server was not wrapped by mcptap).`,
+        msg: haveMcp
+          ? `The model asked for ${m.call.name} ${short(m.call.arguments)}, but no MCP server in these logs ran it within ${Math.round(windowMs / 1000)} s (the host refused it, ran it elsewhere, or its server was not wrapped by mcptap).`
+          : `The model asked for ${m.call.name} ${short(m.call.arguments)}; no MCP server log was given, so where it ran is not known (add the wrapped servers' logs to link it).`,
       });
     }
     if (carrier) {

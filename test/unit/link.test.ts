@@ -357,3 +357,11 @@ describe('linkTrace: two agents at once', () => {
     ]);
   });
 });
+
+describe('linkTrace: an LLM log alone', () => {
+  it('notes tool calls it cannot place, without calling them a problem', () => {
+    const trace = linkTrace(byTime([llmRequest(0, 'x1', {}), llmResponse(100, 'x1', 100, [{ name: 'get_weather', arguments: { location: 'Paris' } }])]));
+    expect(trace.diagnostics.map((d) => [d.code, d.level])).toEqual([['tool-not-run', 'info']]);
+    expect(trace.diagnostics[0]!.msg).toContain('no MCP server log was given');
+  });
+});
