@@ -147,7 +147,6 @@ export class HttpExchange {
   readonly id: string;
   private readonly observer: HttpObserver;
   private readonly head: RequestHead;
-  private readonly startTime: number;
   private readonly startMono: number;
   /** The path as the upstream sees it (target prefix + request path), for detection. */
   private readonly apiPath: string;
@@ -173,14 +172,12 @@ export class HttpExchange {
   private lines: LineFramer | undefined;
   private decoder: BodyDecoder | undefined;
   private afterDecode: (() => void) | undefined;
-  private sawJsonRpcEvent = false;
   private done = false;
 
   constructor(observer: HttpObserver, id: string, head: RequestHead, time: number, mono: number) {
     this.observer = observer;
     this.id = id;
     this.head = head;
-    this.startTime = time;
     this.startMono = mono;
     this.apiPath = observer.targetPath + head.path;
     this.reqBody = new BodyCapture(observer.maxBody);
@@ -208,7 +205,7 @@ export class HttpExchange {
     this.reqBody.push(chunk);
   }
 
-  /** The request body ended (or never will: `partial` when the client gave up first). */
+  /** The request body ended (or never will: `fail` calls this when the client gave up first). */
   requestEnd(time: number, mono: number): void {
     if (this.reqEndMono !== undefined) return;
     this.reqEndMono = mono;
@@ -393,7 +390,6 @@ export class HttpExchange {
         this.mcp = this.observer.findOrOpen('mcp-http', 'stateless');
         this.channel = 'mcp-http';
       }
-      this.sawJsonRpcEvent = true;
       const bytes = Buffer.from(item.data!, 'utf8');
       this.observeMcp('s2c', bytes, item.truncated ? item.dataSize ?? item.size : bytes.length, item.truncated === true, time, mono, item.id, item.tail);
       return;
