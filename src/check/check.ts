@@ -53,6 +53,7 @@ export interface SessionSummary {
   counts: Record<CheckSignal, number>;
 }
 
+/** Everything `check` found, and whether it fails. */
 export interface CheckReport {
   sessions: SessionSummary[];
   findings: Finding[];

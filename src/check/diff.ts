@@ -12,6 +12,7 @@
 import type { LogRecord } from '../log/schema.js';
 import { canonicalJson } from '../replay/match.js';
 
+/** Thresholds and fields to ignore. */
 export interface DiffOptions {
   /** Percent by which B's median latency must exceed A's to count (default 50). */
   thresholdPct?: number;
@@ -24,11 +25,13 @@ export interface DiffOptions {
 /** The three fields of a tool definition whose change is reported. */
 export type ToolField = 'description' | 'inputSchema' | 'outputSchema';
 
+/** A tool present in both captures whose definition changed. */
 export interface ToolChange {
   name: string;
   fields: ToolField[];
 }
 
+/** A call made in both captures (same tool and arguments) that ended differently. */
 export interface OutcomeChange {
   tool: string;
   arguments: unknown;
@@ -38,6 +41,7 @@ export interface OutcomeChange {
   after: string;
 }
 
+/** A method or tool whose median latency grew past the threshold. */
 export interface LatencyRegression {
   /** `tools/call get_forecast`, or a method. */
   what: string;
@@ -47,6 +51,7 @@ export interface LatencyRegression {
   samples: [number, number];
 }
 
+/** Everything `diff` found. */
 export interface DiffReport {
   toolsAdded: string[];
   toolsRemoved: string[];

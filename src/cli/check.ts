@@ -7,6 +7,7 @@ import { readAllRecords, checkRecords, formatCheckSummary, formatJunit, parseSig
 import { McptapError } from '../types.js';
 import { fail, wantColor, type RegisterCommand } from './shared.js';
 
+/** Registers `mcptap check`. */
 export const registerCheck: RegisterCommand = (cli) =>
   cli.command(
     'check <logs..>',

@@ -5,6 +5,7 @@
 import { readAllRecords, diffRecords, formatDiff, hasDifferences } from '../index.js';
 import { fail, type RegisterCommand } from './shared.js';
 
+/** Registers `mcptap diff`. */
 export const registerDiff: RegisterCommand = (cli) =>
   cli.command(
     'diff <a> <b>',

@@ -5,6 +5,7 @@
  */
 import type { Argv } from 'yargs';
 import { startStdioReplay, startHttpReplay, parseListen, MATCH_MODES, type MatchMode } from '../index.js';
+import { isLoopbackHost } from '../net-safety.js';
 import { fail, type RegisterCommand } from './shared.js';
 
 function options(y: Argv): Argv {
@@ -30,6 +31,9 @@ async function run(argv: Record<string, unknown>): Promise<void> {
   try {
     if (typeof argv.listen === 'string') {
       const listen = parseListen(argv.listen);
+      if (!isLoopbackHost(listen.host)) {
+        process.stderr.write(`mcptap: serving the capture on ${listen.host}, not only this machine: anyone who can reach port ${listen.port} can read what was recorded. Use --listen ${listen.port} (127.0.0.1) unless you mean it.\n`);
+      }
       const server = await startHttpReplay({
         logs,
         listen,
@@ -64,5 +68,6 @@ async function run(argv: Record<string, unknown>): Promise<void> {
   }
 }
 
+/** Registers `mcptap replay`. */
 export const registerReplay: RegisterCommand = (cli) =>
   cli.command('replay <logs..>', 'Stand in for a recorded MCP server (stdio) or recorded HTTP peers (--listen)', options, (argv) => run(argv));

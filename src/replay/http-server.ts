@@ -21,6 +21,7 @@ import {
   type RecordInFile,
 } from './http-script.js';
 
+/** What to serve and how: the capture, where to listen, the pace. */
 export interface HttpReplayOptions {
   /** Log files or folders holding the capture. */
   logs?: readonly string[];
@@ -38,6 +39,7 @@ export interface HttpReplayOptions {
   onNote?: (note: string) => void;
 }
 
+/** A running HTTP replay. */
 export interface HttpReplay {
   /** Base URL, e.g. http://127.0.0.1:41234 */
   readonly url: string;

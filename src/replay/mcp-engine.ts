@@ -175,13 +175,14 @@ export interface ReplayStats {
 /** JSON-RPC error codes the replay answers with. */
 export const REPLAY_ERROR = { unknownMethod: -32601, noMatch: -32602, truncated: -32603 } as const;
 
+/** How the engine matches, and how it names the capture in messages. */
 export interface EngineOptions {
   match?: MatchMode;
   /** Names the capture in error messages (a file name). */
   source?: string;
 }
 
-/** The replaying server for one live client. */
+/** The replaying server for one live client: `start()` once, then `receive(line)` for each client line. */
 export class McpReplayEngine {
   private readonly steps: ScriptStep[];
   private readonly mode: MatchMode;

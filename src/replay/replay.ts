@@ -11,6 +11,7 @@ import { listLogFiles } from '../log/reader.js';
 import { startHttpReplay } from './http-server.js';
 import type { MatchMode } from './match.js';
 
+/** The capture to replay and how (stdio unless `listen` is given). */
 export interface ReplayOptions {
   /** Log files or folders holding the capture. */
   logs: string | readonly string[];
@@ -30,6 +31,7 @@ export interface ReplayOptions {
   onNote?: (note: string) => void;
 }
 
+/** A started replay: where to reach it, and how to stop it. */
 export interface ReplayHandle {
   /** Base URL of the HTTP replay (only with `listen`). */
   url?: string;

@@ -15,6 +15,7 @@ import type { MatchMode } from './match.js';
 /** Largest line the replay accepts from a client (the SDK's own default cap is 10 MiB). */
 const MAX_LINE = 64 * 1024 * 1024;
 
+/** What to replay over which streams. */
 export interface StdioReplayOptions {
   /** Log files or folders holding the recorded session. */
   logs?: readonly string[];
@@ -34,6 +35,7 @@ export interface StdioReplayOptions {
   errorOutput?: Writable;
 }
 
+/** A running stdio replay. */
 export interface StdioReplay {
   /** The recorded session being replayed. */
   readonly session: string;
