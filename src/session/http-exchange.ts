@@ -33,6 +33,12 @@ import { preview } from '../protocols/mcp.js';
 
 /** Most response chunk boundaries kept per exchange for replay; later chunks are merged into the last. */
 export const MAX_CHUNK_MARKS = 10_000;
+/**
+ * Most MCP sessions followed at once. Streamable HTTP clients often leave without a DELETE, so a long-running
+ * proxy would otherwise keep every session it ever saw; past the cap the least recently used one is ended
+ * (its open requests become `pending` records) — a later message for it opens a fresh one.
+ */
+export const MAX_MCP_SESSIONS = 1_000;
 
 type McpChannel = 'mcp-http' | 'mcp-sse' | 'mcp-ws';
 
@@ -94,7 +100,13 @@ export class HttpObserver {
 
   /** The MCP session known by `key`, if any. */
   find(key: string): McpSessionEntry | undefined {
-    return this.sessions.get(key);
+    const entry = this.sessions.get(key);
+    if (entry) {
+      // Most recently used last, so the cap ends the session idle longest.
+      this.all.delete(entry);
+      this.all.add(entry);
+    }
+    return entry;
   }
 
   /** A new MCP session, registered under `key` when given. */
@@ -109,6 +121,10 @@ export class HttpObserver {
       ended: false,
       mcp: new McpSession({ sink: { write: (draft: RecordDraft) => sink.write({ ...draft, session, channel: draft.channel ?? channel }) }, stdio: false }),
     };
+    if (this.all.size >= MAX_MCP_SESSIONS) {
+      const idlest = this.all.values().next().value;
+      if (idlest) this.endSession(idlest, Date.now(), performance.now());
+    }
     this.all.add(entry);
     if (key !== undefined) this.alias(key, entry);
     return entry;

@@ -183,3 +183,15 @@ describe('HttpExchange: frames over --max-body', () => {
     for (const r of responses) expect(r.requestSeq).toBeTypeOf('number');
   });
 });
+
+describe('HttpObserver: many sessions', () => {
+  it('ends the session idle longest once it follows MAX_MCP_SESSIONS, writing its open requests as pending', async () => {
+    const { MAX_MCP_SESSIONS } = await import('../../src/session/http-exchange.js');
+    const { records, exchange } = setup();
+    exchange('POST', '/mcp', { ...JSON_TYPE, 'mcp-session-id': 'first' }, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}', 200, SSE, [], false);
+    for (let i = 1; i < MAX_MCP_SESSIONS; i++) exchange('POST', '/mcp', { ...JSON_TYPE, 'mcp-session-id': `s${i}` }, '{"jsonrpc":"2.0","method":"notifications/initialized"}', 202, {}, []);
+    expect(records.filter((r) => r.kind === 'pending')).toEqual([]);
+    exchange('POST', '/mcp', { ...JSON_TYPE, 'mcp-session-id': 'one-too-many' }, '{"jsonrpc":"2.0","method":"notifications/initialized"}', 202, {}, []);
+    expect(records.filter((r) => r.kind === 'pending').map((r) => r.tool)).toEqual(['slow']);
+  });
+});
