@@ -285,7 +285,20 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
       safely(() => mcp.end(now, mono));
       const exitCode = spawnError ? (spawnError.code === 'ENOENT' ? 127 : 126) : exitCodeOf(code, signal);
       const durationMs = Math.round(mono - startMono);
-      watchdog?.release();
+      // The server is gone, but processes it started may still be in its group (a background job that holds its
+      // output, say); nobody could reach them once mcptap leaves. End them: SIGTERM now, and the watchdog,
+      // left unreleased, sends SIGKILL after the grace period once mcptap has exited.
+      const leftovers = groupKill && !spawnError && child.pid !== undefined && groupAlive(child.pid);
+      if (leftovers) {
+        try {
+          process.kill(-child.pid!, 'SIGTERM');
+        } catch {
+          // gone meanwhile
+        }
+        lifecycleWarning(`The server exited but left processes running in its process group; mcptap ends them (SIGTERM, then SIGKILL after ${grace} ms) so none is orphaned.`);
+      } else {
+        watchdog?.release();
+      }
       record({
         time: now,
         kind: 'lifecycle',
@@ -335,6 +348,17 @@ function spawnCommand(command: string, args: string[], options: SpawnOptions): C
   if (process.platform !== 'win32') return spawnPosix(command, args, options);
   const crossSpawn = createRequire(import.meta.url)('cross-spawn') as typeof spawnPosix;
   return crossSpawn(command, args, options);
+}
+
+/** True while any process is left in the process group `pgid`. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    // ESRCH: nobody left. EPERM: a member exists but belongs to someone else (it changed user); not ours to end.
+    return false;
+  }
 }
 
 /** The child's code, or 128 + n for death by signal n (what shells report). */

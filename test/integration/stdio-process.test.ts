@@ -52,7 +52,12 @@ function start(words: string[], env: NodeJS.ProcessEnv = process.env): Run {
     done,
     waitFor: (pattern) => {
       const m = stderr.match(pattern);
-      return m ? Promise.resolve(m) : new Promise((resolve) => waiters.push({ pattern, resolve }));
+      if (m) return Promise.resolve(m);
+      return new Promise((resolve, reject) => {
+        // Say what did come, rather than hang until the test times out.
+        const timer = setTimeout(() => reject(new Error(`stderr never matched ${String(pattern)}; it was: ${stderr}`)), 10_000);
+        waiters.push({ pattern, resolve: (found) => (clearTimeout(timer), resolve(found)) });
+      });
     },
   };
 }
@@ -130,6 +135,19 @@ describe('signals and orphans', () => {
     expect((await records(dir)).at(-1)).toMatchObject({ event: 'exit', signal: 'SIGTERM' });
   });
 
+  test('a server that exits leaving a background job in its group: the job is ended, not orphaned', async () => {
+    const dir = freshDir();
+    // The job inherits the server's stdout and stderr, so the pipes stay open after the server exits.
+    const run = start(['--log-dir', dir, '--', 'sh', '-c', 'sleep 30 & echo "job $!" >&2; exit 0']);
+    run.child.stdin.end();
+    const job = Number((await run.waitFor(/job (\d+)/))[1]);
+    expect(await run.done).toEqual({ code: 0, signal: null });
+    expect(await until(() => !alive(job))).toBe(true);
+    const log = await records(dir);
+    expect(log.find((r) => r.kind === 'lifecycle' && r.event === 'warning')!.msg).toMatch(/^The server exited but left processes running in its process group; mcptap ends them/);
+    expect(log.at(-1)).toMatchObject({ event: 'exit', code: 0 });
+  });
+
   test('a child that ignores SIGTERM is killed after the grace period', async () => {
     const dir = freshDir();
     const run = start(['--log-dir', dir, '--', process.execPath, '-e', "process.on('SIGTERM', () => console.error('ignoring SIGTERM')); console.error('ready'); setInterval(() => {}, 1000)"]);
@@ -181,7 +199,7 @@ describe('long stderr lines', () => {
     const line = `x${'\u00e9'.repeat(4500)}`; // 9001 bytes; the 8 KiB cap falls inside an é
     const run = start(['--log-dir', dir, '--', process.execPath, '-e', `process.stderr.write(${JSON.stringify(`${line}\n`)})`]);
     run.child.stdin.end();
-    expect((await run.done).code).toBe(0);
+    expect((await run.done).code, run.stderr().slice(0, 200) + run.stderr().slice(-300)).toBe(0);
     expect(run.stderr().split('\n')[1]).toBe(line);
     const [record] = (await records(dir)).filter((r) => r.kind === 'stderr');
     expect(record).toMatchObject({ bytes: 9001, truncated: true, text: line.slice(0, 4096) });
@@ -236,7 +254,7 @@ describe('the command line', () => {
     for (const words of [['--'], [], ['--log-dir', join(root, 'unused'), '--']]) {
       const run = start(words);
       run.child.stdin.end();
-      expect((await run.done).code, words.join(' ')).toBe(2);
+      expect((await run.done).code, `${words.join(' ')}: ${run.stderr()}`).toBe(2);
       expect(run.stderr()).toBe('mcptap: nothing to wrap. Put the MCP server\u2019s command after --, for example: mcptap -- python weather.py\n');
       expect(run.stdout()).toBe('');
     }
