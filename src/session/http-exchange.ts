@@ -39,6 +39,11 @@ export const MAX_CHUNK_MARKS = 10_000;
  * (its open requests become `pending` records) — a later message for it opens a fresh one.
  */
 export const MAX_MCP_SESSIONS = 1_000;
+/**
+ * How much of a model call's request body is read to summarize it, whatever --max-body says: a chat with an
+ * image is several MB of JSON, and a JSON body cut short cannot be read at all. Only `body` in the log is capped.
+ */
+export const LLM_REQUEST_PARSE_MAX = 64 * 1024 * 1024;
 
 type McpChannel = 'mcp-http' | 'mcp-sse' | 'mcp-ws';
 
@@ -173,6 +178,8 @@ export class HttpExchange {
   private llm: LlmTurn | undefined;
 
   private readonly reqBody: BodyCapture;
+  /** For a model call: the body up to LLM_REQUEST_PARSE_MAX, to summarize it (the log keeps only reqBody). */
+  private readonly llmBody: BodyCapture | undefined;
   private reqBytes = 0;
   private reqEndMono: number | undefined;
   /** Response work that arrived before the request body ended waits here, so records keep their order. */
@@ -202,6 +209,8 @@ export class HttpExchange {
     // A GET that asks for an event stream without a session id is how a legacy SSE client connects.
     const legacyGuess = head.method === 'GET' && acceptsEventStream(head.headers) && channel === undefined;
     this.channel = channel ?? (legacyGuess ? 'mcp-sse' : 'http');
+    const llmCall = head.method === 'POST' && (this.channel === 'ollama' || this.channel === 'openai') && isLlmTurnPath(this.channel, pathOnly(this.apiPath));
+    if (llmCall && observer.maxBody < LLM_REQUEST_PARSE_MAX) this.llmBody = new BodyCapture(LLM_REQUEST_PARSE_MAX);
   }
 
   /** The protocol this exchange speaks, as far as known. */
@@ -219,6 +228,7 @@ export class HttpExchange {
     if (this.reqEndMono !== undefined) return;
     this.reqBytes += chunk.length;
     this.reqBody.push(chunk);
+    this.llmBody?.push(chunk);
   }
 
   /** The request body ended (or never will: `fail` calls this when the client gave up first). */
@@ -255,7 +265,10 @@ export class HttpExchange {
       msg: `${this.head.method} ${this.head.path}${body.bytes ? ` with a ${body.bytes}-byte body` : ''}${this.describeChannel()}.`,
       ...bodyFields(body),
     });
-    if (this.llm) this.llm.request(text, time, mono);
+    if (this.llm) {
+      const whole = this.llmBody && body.truncated && coding === 'identity' ? this.llmBody.result() : undefined;
+      this.llm.request(whole?.bodyEncoding === undefined && whole?.body !== undefined ? whole.body : text, time, mono);
+    }
     if (this.mcp && text) this.observeMcp('c2s', head, frameSize, body.truncated === true, time, mono, undefined, frameSize === body.bytes ? this.reqBody.tail() : undefined);
     const waiting = this.waiting ?? [];
     this.waiting = undefined;

@@ -195,3 +195,14 @@ describe('HttpObserver: many sessions', () => {
     expect(records.filter((r) => r.kind === 'pending').map((r) => r.tool)).toEqual(['slow']);
   });
 });
+
+describe('HttpExchange: model calls bigger than --max-body', () => {
+  it('still summarizes a request whose body the log cuts (a chat with an image)', () => {
+    const { records, exchange } = setup(true, 100);
+    const request = JSON.stringify({ model: 'llava', stream: false, messages: [{ role: 'user', content: 'what is in this picture?', images: ['A'.repeat(5000)] }], tools: [{ type: 'function', function: { name: 'zoom' } }] });
+    exchange('POST', '/api/chat', JSON_TYPE, request, 200, JSON_TYPE, ['{"model":"llava","message":{"role":"assistant","content":"a cat"},"done":true}']);
+    expect(records.find((r) => r.kind === 'http-request')).toMatchObject({ bodyTruncated: true, bodyBytes: request.length });
+    expect(records.find((r) => r.kind === 'llm-request')).toMatchObject({ model: 'llava', messageCount: 1, tools: ['zoom'], prompt: 'what is in this picture?' });
+    expect(records.find((r) => r.kind === 'llm-response')).toMatchObject({ content: 'a cat' });
+  });
+});
