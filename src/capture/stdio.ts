@@ -6,8 +6,9 @@
  * lines and decoded by an McpSession. Nothing but the child's own stdout ever reaches our stdout.
  *
  * mcptap owns its child's life: signals are forwarded (to the child's whole process group on POSIX, so `npx`
- * and `uv run` grandchildren go too), stdin EOF ends the child's stdin and starts the same escalation the MCP SDK
- * uses (wait → SIGTERM → wait → SIGKILL, unref'd timers), and the child's exit code becomes ours.
+ * and `uv run` grandchildren go too) and escalate to SIGKILL after a grace period (unref'd timer); stdin EOF is
+ * passed on as EOF and nothing more, as a pipe would (the host decides when the server must go, and signals);
+ * processes the server leaves behind in its group are ended; and the child's exit code becomes ours.
  */
 import { spawn as spawnPosix, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -27,7 +28,7 @@ import { MCPTAP_VERSION } from '../version.js';
 
 /** Default cap on how much of one frame the log keeps (the traffic itself is never cut). */
 export const DEFAULT_MAX_BODY = 1024 * 1024;
-/** How long the child gets after stdin EOF, and again after SIGTERM (as the MCP SDK's client does). */
+/** How long the child gets after a forwarded signal before SIGKILL (as the MCP SDK's client waits after SIGTERM). */
 export const DEFAULT_KILL_GRACE_MS = 2000;
 /** Longest stderr line kept in a record, and how many last lines the exit record keeps. */
 const MAX_STDERR_LINE = 8 * 1024;
@@ -195,7 +196,10 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     const tail = c2s.end(Date.now(), performance.now());
     if (tail) safely(() => mcp.observe(tail));
     record({ time: Date.now(), kind: 'lifecycle', event: 'stdin-end', msg: 'The client closed its side (stdin ended); the server\u2019s stdin is closed in turn.' });
-    escalate('stdin-end');
+    // No kill timer here: a pipe passes EOF on and nothing else. A piped client (a script) closes stdin after its
+    // last request and waits for the answers; a server that finishes in-flight work before exiting must be
+    // allowed to. Hosts that want the server gone (the MCP SDK client: EOF, 2 s, SIGTERM) signal mcptap, and
+    // that signal is forwarded and escalated below; if mcptap is killed outright, the watchdog ends the server.
   });
 
   function logStderr(bytes: Buffer, size: number, truncated: boolean, time: number): void {
@@ -235,25 +239,12 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
       }
     }
   }
-  function escalate(reason: 'stdin-end' | NodeJS.Signals): void {
+  /** Forward a signal; if the child is still there one grace period later, SIGKILL its group. */
+  function escalate(signal: NodeJS.Signals): void {
+    sendSignal(signal);
     if (killTimer) return;
-    const kill = (): void => {
-      killTimer = setTimeout(() => sendSignal('SIGKILL'), grace);
-      killTimer.unref();
-    };
-    if (reason === 'stdin-end') {
-      // As the MCP SDK's client does: the server gets a grace period to exit on EOF, then SIGTERM, then SIGKILL.
-      killTimer = setTimeout(() => {
-        sendSignal('SIGTERM');
-        kill();
-      }, grace);
-      killTimer.unref();
-    } else {
-      // A signal was already sent: one grace period, then SIGKILL (not two: a host that sends SIGTERM waits
-      // only so long before killing mcptap itself, and then the child would be left behind).
-      sendSignal(reason);
-      kill();
-    }
+    killTimer = setTimeout(() => sendSignal('SIGKILL'), grace);
+    killTimer.unref();
   }
 
   const exited = new Promise<StdioTapExit>((resolve) => {

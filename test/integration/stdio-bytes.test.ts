@@ -23,9 +23,8 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 /**
  * Run mcptap with these words, feed it `input`, collect what comes out.
  *
- * When stdin ends, mcptap gives the server 2 s before SIGTERM, as the MCP SDK's client does; on a busy machine
- * echoing 20 MB may take longer, so by default stdin stays open until `expectBytes` of output have arrived (or,
- * with `expectBytes` 0, until the server exits on its own).
+ * By default stdin stays open until `expectBytes` of output have arrived (with `expectBytes` 0, until the server
+ * exits on its own), so the test reads everything before EOF reaches the server; `endAtOnce` ends it at once.
  */
 function mcptap(words: string[], input: Buffer, expectBytes = input.length, endAtOnce = false): Promise<{ stdout: Buffer; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {

@@ -161,6 +161,27 @@ describe('signals and orphans', () => {
     expect(run.stderr()).toContain('ignoring SIGTERM');
   });
 
+  test('after stdin EOF the server may finish its work: a 2.5 s tool call still answers, as without mcptap', async () => {
+    // Piped clients (scripts, CLIs) close stdin right after their last request and read until the server exits;
+    // server-everything answers in-flight calls and exits then. mcptap must not cut that short.
+    const dir = freshDir();
+    const run = start(['--log-dir', dir, '--', process.execPath, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio']);
+    run.child.stdin.end(
+      [
+        '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}',
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":2.5,"steps":1}}}',
+        '',
+      ].join('\n'),
+    );
+    expect(await run.done).toEqual({ code: 0, signal: null });
+    expect(run.stdout()).toContain('"text":"Long running operation completed. Duration: 2.5 seconds, Steps: 1."');
+    const log = await records(dir);
+    expect(log.find((r) => r.kind === 'response' && r.id === 1)).toMatchObject({ method: 'tools/call', tool: 'trigger-long-running-operation' });
+    expect(log.filter((r) => r.kind === 'pending')).toEqual([]);
+    expect(log.at(-1)).toMatchObject({ event: 'exit', code: 0, signal: null });
+  });
+
   test('stdin EOF closes the child\u2019s stdin, and the child ends on its own', async () => {
     const dir = freshDir();
     const run = start(['--log-dir', dir, '--', 'cat']);
