@@ -17,6 +17,7 @@
  *   openai/agent.ndjson               test/support/openai-agent.mjs (real `openai` client, streaming SSE), same
  *   roundtrip/weather.ndjson          one agent round trip in two logs: fixtures/weather-server.mjs behind the
  *   roundtrip/ollama.ndjson           stdio tap, the LLM stand-in behind the HTTP tap, the ollama agent between
+ *   broken-roundtrip/*.ndjson         the same, but the host answers the tool call itself: no MCP server runs it
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, renameSync, mkdirSync, rmSync } from 'node:fs';
@@ -202,6 +203,28 @@ async function httpCaptures() {
     await new Promise((r) => setTimeout(r, 500));
     moveLog(dir, 'roundtrip/weather.ndjson', 'weather');
     moveLog(dir, 'roundtrip/ollama.ndjson', 'ollama');
+
+    // A broken round trip: the host has the weather server connected (and lists its tools) but answers the
+    // model's tool call itself, so no MCP server runs it. `check` on this folder fails with "broken".
+    const brokenDir = mkdtempSync(join(tmpdir(), 'mcptap-fixture-'));
+    const idle = new Client({ name: 'fixture-agent', version: '1.0.0' });
+    await idle.connect(
+      new StdioClientTransport({
+        command: NODE,
+        args: [MCPTAP, '--log-dir', brokenDir, '--name', 'weather', '--max-body', MAX_BODY, '--', NODE, join(ROOT, 'fixtures', 'weather-server.mjs')],
+        cwd: ROOT,
+        stderr: 'pipe',
+      }),
+    );
+    await idle.listTools();
+    await recordHttp(undefined, 'ollama', upstream.url, async (url) => {
+      await runOllamaAgent(url);
+    }, brokenDir);
+    await idle.close();
+    await waitFor(() => readdirSync(brokenDir).filter((f) => f.startsWith('weather')).length === 1, 5000);
+    await new Promise((r) => setTimeout(r, 500));
+    moveLog(brokenDir, 'broken-roundtrip/weather.ndjson', 'weather');
+    moveLog(brokenDir, 'broken-roundtrip/ollama.ndjson', 'ollama');
   } finally {
     await upstream.close();
   }

@@ -7,7 +7,8 @@
  * - `unanswered`  requests never answered (a `pending` record, or a request with no response in the log) —
  *                 requests the sender itself cancelled are not counted, the protocol says not to answer those;
  * - `broken`      broken round trips from the cross-channel trace (trace/link.ts): a tool call the model asked
- *                 for that no MCP server ran, or a tool result never fed back to the model;
+ *                 for that none of the MCP servers in the logs ran, or a tool result never fed back to the model
+ *                 (give the LLM proxy's log and the servers' logs together; an LLM log alone proves nothing);
  * - `tool-errors` tools/call results with `isError: true` (off by default: a tool may fail by design).
  */
 import type { LogRecord } from '../log/schema.js';
@@ -124,7 +125,8 @@ export function checkRecords(records: readonly LogRecord[], options: { failOn?: 
     find('unanswered', request, `${request.dir === 'c2s' ? 'The client' : 'The server'}'s request ${request.method}${request.tool ? ` ${request.tool}` : ''} #${String(request.id)} has no response in the log (the log ends before it was answered).`);
   }
   for (const d of linkTrace(records).diagnostics) {
-    if (d.code !== 'tool-not-run' && d.code !== 'result-not-fed-back') continue;
+    // Only what the linker is sure of: with no MCP log at all it cannot tell where a tool ran (level info).
+    if ((d.code !== 'tool-not-run' && d.code !== 'result-not-fed-back') || d.level !== 'warn') continue;
     find('broken', { session: d.session ?? '', time: d.time, ...(d.seq !== undefined ? { seq: d.seq } : {}) }, d.msg);
   }
   findings.sort((a, b) => a.time - b.time);
