@@ -269,6 +269,9 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
       if (killTimer) clearTimeout(killTimer);
       const now = Date.now();
       const mono = performance.now();
+      // A client line still unfinished (its stdin open) when the server went is a partial line all the same.
+      const clientTail = c2s.end(now, mono);
+      if (clientTail) safely(() => mcp.observe(clientTail));
       const tail = s2c.end(now, mono);
       if (tail) safely(() => mcp.observe(tail));
       const errTail = stderrLines.end(now, mono);

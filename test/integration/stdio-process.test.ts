@@ -193,6 +193,18 @@ describe('signals and orphans', () => {
   });
 });
 
+describe('partial lines when the server goes first', () => {
+  test('a client line still unfinished when the server exits is logged as partial, not lost', async () => {
+    const dir = freshDir();
+    const run = start(['--log-dir', dir, '--', process.execPath, '-e', 'process.stdin.resume(); setTimeout(() => process.exit(0), 500)']);
+    run.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/ca');
+    expect((await run.done).code).toBe(0);
+    run.child.stdin.destroy();
+    const partial = (await records(dir)).filter((r) => r.kind === 'invalid');
+    expect(partial).toEqual([expect.objectContaining({ dir: 'c2s', partial: true, raw: '{"jsonrpc":"2.0","id":1,"method":"tools/ca', bytes: 42 })]);
+  });
+});
+
 describe('stderr', () => {
   test('the child\u2019s stderr is relayed unchanged and logged line by line; stdout stays clean', async () => {
     const dir = freshDir();
