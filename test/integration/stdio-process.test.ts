@@ -293,6 +293,15 @@ describe('the command line', () => {
     }
   });
 
+  test('`mcptap stdio ... -- cmd` is the same command, flags as --flag=value too', async () => {
+    const dir = freshDir();
+    const run = start(['stdio', `--log-dir=${dir}`, '--name', 'spelled', '--', 'cat']);
+    run.child.stdin.end('{"jsonrpc":"2.0","method":"x"}\n');
+    expect((await run.done).code).toBe(0);
+    expect(run.stdout()).toBe('{"jsonrpc":"2.0","method":"x"}\n');
+    expect(readdirSync(dir)).toEqual([expect.stringMatching(/^spelled-\d{8}T\d{6}Z-\d+\.ndjson$/)]);
+  });
+
   test('a bad --max-body is a plain sentence and exit 2', async () => {
     const run = start(['--max-body', 'lots', '--', 'cat']);
     run.child.stdin.end();
