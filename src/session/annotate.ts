@@ -246,10 +246,16 @@ export function describeInvalid(dir: Direction, reason: string, head: string, pa
   return `The ${dir === 'c2s' ? 'client' : 'server'} sent something that is not JSON-RPC (${reason})${shown}.`;
 }
 
+/** Why a request stopped being tracked unanswered: the session ended, it aged out or was pushed out, or its id was reused. */
+export type PendingWhy = 'session-ended' | 'evicted' | 'reused';
+
 /** A request nobody answered. */
-export function describePending(request: OpenRequest, ageMs: number, why: 'session-ended' | 'evicted'): string {
+export function describePending(request: OpenRequest, ageMs: number, why: PendingWhy): string {
   const what = `${request.method}${request.tool ? ` ${request.tool}` : ''} #${request.id}`;
   const from = request.dir === 'c2s' ? 'client' : 'server';
+  if (why === 'reused') {
+    return `The ${from} sent another request with id #${request.id} while its request ${what} was still unanswered; JSON-RPC ids must be unique among requests in flight, so answers cannot be told apart.`;
+  }
   if (request.cancelled) {
     return `The ${from} cancelled its request ${what} and, as MCP says, got no answer (${formatMs(ageMs)} after it was sent${why === 'evicted' ? '; mcptap stops tracking it' : ''}).`;
   }

@@ -21,6 +21,7 @@ import {
   describeResult,
   formatMs,
   type HandshakeState,
+  type PendingWhy,
 } from './annotate.js';
 
 export interface McpSessionOptions {
@@ -237,7 +238,11 @@ export class McpSession {
     const open: OpenRequest = { dir: request.dir, id: request.id, method: request.method, mono: request.mono, seq };
     if (request.tool !== undefined) open.tool = request.tool;
     if (request.progressToken !== undefined) open.progressToken = request.progressToken;
-    for (const pushedOut of this.correlator.request(open)) this.writePending(pushedOut, frame.time, frame.mono, 'evicted');
+    for (const pushedOut of this.correlator.request(open)) {
+      // Same direction and id (typed): the sender reused an id still in flight, a protocol bug worth naming.
+      const reused = pushedOut.dir === open.dir && pushedOut.id === open.id;
+      this.writePending(pushedOut, frame.time, frame.mono, reused ? 'reused' : 'evicted');
+    }
   }
 
   private relatedRequest(dir: Direction, method: string, params: Record<string, unknown> | undefined): OpenRequest | undefined {
@@ -273,7 +278,7 @@ export class McpSession {
     this.sink.write(draft);
   }
 
-  private writePending(request: OpenRequest, time: number, mono: number, why: 'session-ended' | 'evicted'): void {
+  private writePending(request: OpenRequest, time: number, mono: number, why: PendingWhy): void {
     const ageMs = roundMs(mono - request.mono);
     const draft: RecordDraft = {
       time,

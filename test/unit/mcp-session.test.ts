@@ -202,6 +202,20 @@ describe('McpSession: correlation and edge cases', () => {
     expect(pending[2]!.ageMs).toBe(100);
   });
 
+  test('an id reused while its request is still open is said plainly (ids must be unique in flight)', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"first"}}'));
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"second"}}'));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":3,"result":{"content":[]}}'));
+    const [, second, pending, response] = sink.records;
+    expect(second).toMatchObject({ kind: 'request', tool: 'second' });
+    expect(pending).toMatchObject({ kind: 'pending', id: 3, tool: 'first', requestSeq: 0, level: 40 });
+    expect(pending!.msg).toBe(
+      'The client sent another request with id #3 while its request tools/call first #3 was still unanswered; JSON-RPC ids must be unique among requests in flight, so answers cannot be told apart.',
+    );
+    expect(response).toMatchObject({ kind: 'response', tool: 'second', requestSeq: 1 });
+  });
+
   test('a cancelled request left unanswered is pending without a warning, and says why', () => {
     const { sink, mcp } = session();
     mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow"}}'));
