@@ -12,6 +12,7 @@
  *   mcp-stdio/polluted.ndjson         server-everything behind a shell that prints a banner on stdout first
  *   mcp-stdio/unanswered.ndjson       a client that hangs up while a tools/call is still running
  *   mcp-http/everything-sdk.ndjson    the same scenario over Streamable HTTP: server-everything behind `mcptap http`
+ *   mcp-sse/everything-sdk.ndjson     the same over the legacy HTTP+SSE transport (2024-11-05)
  *   ollama/agent.ndjson               test/support/ollama-agent.mjs (real `ollama` client, streaming) ↔
  *                                     fixtures/llm-upstream.mjs (the captured turns) behind `mcptap http`
  *   openai/agent.ndjson               test/support/openai-agent.mjs (real `openai` client, streaming SSE), same
@@ -160,6 +161,17 @@ async function httpCaptures() {
     });
   } finally {
     await stopChild(everything.child);
+  }
+  // The legacy HTTP+SSE transport (2024-11-05): responses travel on the GET stream, requests as POSTs.
+  const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+  const ssePort = await freePort();
+  const legacy = await startChild(NODE, [EVERYTHING_ABS[0], 'sse'], /listening on port|running on port/i, { ...process.env, PORT: String(ssePort) });
+  try {
+    await recordHttp('mcp-sse/everything-sdk.ndjson', 'everything-sse', `http://127.0.0.1:${ssePort}`, async (url) => {
+      await runSdkScenario(new SSEClientTransport(new URL(`${url}/sse`)));
+    });
+  } finally {
+    await stopChild(legacy.child);
   }
 
   // The LLM stand-in plays the captured Ollama turns at 4× their recorded pace (the fixture keeps the spacing).

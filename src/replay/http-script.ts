@@ -28,6 +28,16 @@ export interface RecordedExchange {
   rpcMethod?: string;
   /** `params._meta.progressToken` of a JSON-RPC request body. */
   progressToken?: unknown;
+  /** Position in the list buildHttpExchanges returns. */
+  index: number;
+  /**
+   * For an MCP event stream: its events, each with its recorded time after the headers and, when the recorded
+   * server sent it only after the client's next message (its answer to a sampling request, a POST on the legacy
+   * SSE transport), the exchange that carried that message. The replay holds the event until that exchange's
+   * live request has arrived: the same rule as the stdio replay, so streams keep their place in the conversation
+   * whatever the pace.
+   */
+  events?: TimedPiece[];
 }
 
 /** Records with the file they came from (files scope exchange ids). */
@@ -39,8 +49,24 @@ export interface RecordInFile {
 /** Gather the complete recorded exchanges, in the order their requests were recorded. */
 export function buildHttpExchanges(records: readonly RecordInFile[]): RecordedExchange[] {
   const parts = new Map<string, { req?: HttpRequestRecord; res?: HttpResponseRecord; end?: HttpEndRecord; order: number }>();
+  // What each exchange's stream carried (server frames and SSE events, in order), and the client's frames.
+  const streamed = new Map<string, LogRecord[]>();
+  const clientFrames: { file: string; seq: number; key: string }[] = [];
   let order = 0;
   for (const { record, file } of records) {
+    if (record.kind === 'request' || record.kind === 'response' || record.kind === 'notification' || record.kind === 'invalid' || record.kind === 'sse') {
+      const carrier = (record as { exchange?: string }).exchange;
+      if (carrier === undefined) continue;
+      const key = `${file ?? ''}#${carrier}`;
+      if (record.dir === 's2c') {
+        const list = streamed.get(key) ?? [];
+        list.push(record);
+        streamed.set(key, list);
+      } else {
+        clientFrames.push({ file: file ?? '', seq: record.seq, key });
+      }
+      continue;
+    }
     if (record.kind !== 'http-request' && record.kind !== 'http-response' && record.kind !== 'http-end') continue;
     const key = `${file ?? ''}#${record.exchange}`;
     const entry = parts.get(key) ?? { order: order++ };
@@ -50,9 +76,12 @@ export function buildHttpExchanges(records: readonly RecordInFile[]): RecordedEx
     parts.set(key, entry);
   }
   const exchanges: RecordedExchange[] = [];
+  const indexOf = new Map<string, number>();
+  const pending: { exchange: RecordedExchange; key: string; file: string; res: HttpResponseRecord }[] = [];
   for (const [key, { req, res, end }] of [...parts.entries()].sort((a, b) => a[1].order - b[1].order)) {
     if (!req || !end) continue;
     const exchange: RecordedExchange = {
+      index: exchanges.length,
       ref: key.startsWith('#') ? key.slice(1) : key,
       method: req.method,
       path: req.path,
@@ -74,9 +103,67 @@ export function buildHttpExchanges(records: readonly RecordInFile[]): RecordedEx
         if (rpc.progressToken !== undefined) exchange.progressToken = rpc.progressToken;
       }
     }
+    indexOf.set(key, exchanges.length);
     exchanges.push(exchange);
+    if (res && String(res.headers['content-type'] ?? '').includes('text/event-stream')) pending.push({ exchange, key, file: key.slice(0, key.lastIndexOf('#')), res });
+  }
+  // Client frames per file in seq order, for a binary search per event.
+  const clientFramesOf = new Map<string, { seq: number; key: string }[]>();
+  for (const c of clientFrames) {
+    const list = clientFramesOf.get(c.file) ?? [];
+    list.push(c);
+    clientFramesOf.set(c.file, list);
+  }
+  for (const list of clientFramesOf.values()) list.sort((a, b) => a.seq - b.seq);
+  for (const { exchange, key, file, res } of pending) {
+    const mine = clientFramesOf.get(file) ?? [];
+    const events = streamEvents(exchange.body, streamed.get(key) ?? [], res, (after, before) => {
+      // The client's last message before this event, sent after the stream opened, on another exchange.
+      let lo = 0;
+      let hi = mine.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (mine[mid]!.seq < before) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let i = lo - 1; i >= 0 && mine[i]!.seq > after; i--) if (mine[i]!.key !== key) return indexOf.get(mine[i]!.key);
+      return undefined;
+    });
+    if (events) exchange.events = events;
   }
   return exchanges;
+}
+
+/**
+ * Cut an SSE body into its events and pair them with the records the tap wrote for them (one per event, in
+ * order). Undefined when they do not pair up one to one (a batch, a truncated body): the chunks are used then.
+ */
+function streamEvents(
+  body: Buffer,
+  records: readonly LogRecord[],
+  headers: HttpResponseRecord,
+  gateBetween: (afterSeq: number, beforeSeq: number) => number | undefined,
+): TimedPiece[] | undefined {
+  const text = body.toString('utf8');
+  const events: string[] = [];
+  const boundary = /\r?\n\r?\n/g;
+  let start = 0;
+  for (let m = boundary.exec(text); m; m = boundary.exec(text)) {
+    events.push(text.slice(start, m.index + m[0].length));
+    start = m.index + m[0].length;
+  }
+  if (start < text.length) {
+    if (events.length === 0) return undefined;
+    events[events.length - 1] += text.slice(start);
+  }
+  if (events.length === 0 || events.length !== records.length) return undefined;
+  let previousSeq = headers.seq;
+  return events.map((event, k) => {
+    const record = records[k]!;
+    const gate = gateBetween(previousSeq, record.seq);
+    previousSeq = record.seq;
+    return { atMs: Math.max(0, record.time - headers.time), bytes: Buffer.from(event), ...(gate !== undefined ? { gate } : {}) };
+  });
 }
 
 /** The id, method and progress token of a JSON-RPC request body, if it is one. */
@@ -205,6 +292,15 @@ function push(map: Map<string, { at: number[]; next: number }>, key: string, ind
 export interface TimedPiece {
   atMs: number;
   bytes: Buffer;
+  /** Index of the exchange whose live request must have arrived before this piece goes out. */
+  gate?: number;
+}
+
+/** The pieces to send for an exchange: its gated events when known, else its recorded chunks. */
+export function planExchange(exchange: RecordedExchange, options: { speed?: number; noDelay?: boolean } = {}): TimedPiece[] {
+  if (!exchange.events) return planChunks(exchange.body, exchange.chunks, options);
+  const speed = options.speed ?? 1;
+  return exchange.events.map((e) => ({ ...e, atMs: options.noDelay ? 0 : e.atMs / speed }));
 }
 
 /**

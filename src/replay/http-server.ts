@@ -14,7 +14,7 @@ import {
   buildHttpExchanges,
   HttpMatcher,
   jsonRpcRequestOf,
-  planChunks,
+  planExchange,
   replayHeaders,
   rewriteRpcIds,
   type RecordedExchange,
@@ -87,6 +87,7 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
       const body = pieces.length ? Buffer.concat(pieces).toString('utf8') : undefined;
       const live = { method: req.method ?? 'GET', path: req.url ?? '/', ...(body !== undefined ? { body } : {}) };
       const picked = matcher.pick(live);
+      if (!('miss' in picked)) served(picked.index);
       if ('miss' in picked) {
         misses.push(picked.message);
         note(`replay miss: ${picked.message}`);
@@ -96,6 +97,22 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
       serve(res, picked, body);
     });
   });
+
+  // Which recorded exchanges a live request has reached, and the stream events waiting for one.
+  const reached = new Set<number>();
+  const waiting = new Map<number, (() => void)[]>();
+  function served(index: number): void {
+    reached.add(index);
+    for (const wake of waiting.get(index) ?? []) wake();
+    waiting.delete(index);
+  }
+  function reachedGate(index: number): Promise<void> {
+    if (reached.has(index)) return Promise.resolve();
+    return new Promise((resolve) => waiting.set(index, [...(waiting.get(index) ?? []), resolve]));
+  }
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => later(ms, resolve));
+  }
 
   function later(ms: number, work: () => void): void {
     if (ms <= 0) {
@@ -120,31 +137,31 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
     const sse = contentType.includes('text/event-stream');
     const recordedIds = { ...(exchange.rpcId !== undefined ? { id: exchange.rpcId } : {}), token: exchange.progressToken };
     const liveIds = { ...(rpc ? { id: rpc.id } : {}), token: rpc?.progressToken };
-    const plan = planChunks(exchange.body, exchange.chunks, options);
+    const plan = planExchange(exchange, options);
     // 'close' on the response (not the socket, which keep-alive shares between requests): finished or hung up.
     let closed = false;
     res.on('close', () => {
       closed = true;
     });
-    later(options.noDelay ? 0 : exchange.ttfbMs / (options.speed ?? 1), () => {
+    void (async () => {
+      await sleep(options.noDelay ? 0 : exchange.ttfbMs / (options.speed ?? 1));
       if (closed) return;
       res.writeHead(exchange.status!, replayHeaders(exchange.headers));
       res.flushHeaders();
-      let remaining = plan.length;
-      const finish = (): void => {
-        if (exchange.outcome === 'upstream-reset') res.destroy();
-        // A stream the client itself hung up on (a standalone SSE GET) stays open until this client does.
-        else if (exchange.outcome !== 'client-aborted') res.end();
-      };
-      if (remaining === 0) finish();
+      const start = Date.now();
+      // One piece after another: each at its recorded time after the headers, and after the live request it
+      // waited for in the recording (its gate), whichever comes later.
       for (const piece of plan) {
-        later(piece.atMs, () => {
-          if (closed) return;
-          res.write(rewriteRpcIds(piece.bytes, recordedIds, liveIds, sse));
-          if (--remaining === 0) finish();
-        });
+        const wait = start + piece.atMs - Date.now();
+        if (wait > 0) await sleep(wait);
+        if (piece.gate !== undefined) await reachedGate(piece.gate);
+        if (closed) return;
+        res.write(rewriteRpcIds(piece.bytes, recordedIds, liveIds, sse));
       }
-    });
+      if (exchange.outcome === 'upstream-reset') res.destroy();
+      // A stream the client itself hung up on (a standalone SSE GET) stays open until this client does.
+      else if (exchange.outcome !== 'client-aborted') res.end();
+    })();
   }
 
   await new Promise<void>((resolve, reject) => {

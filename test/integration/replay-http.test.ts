@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, test } from 'vitest';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { Ollama } from 'ollama';
 import OpenAI from 'openai';
 import { replay, type ReplayHandle } from '../../src/index.js';
@@ -63,6 +64,22 @@ describe('HTTP replay', () => {
     expect(live.serverRequests.map((r: { method: string }) => r.method)).toEqual(['roots/list', 'sampling/createMessage', 'elicitation/create']);
     expect(live.progress).toHaveLength(3);
     expect(notes).toEqual([]);
+  });
+
+  test('legacy HTTP+SSE: with --no-delay every event still waits for the client message it answered', async () => {
+    // On this transport every response travels on one long GET stream; played without the recorded pauses and
+    // without waiting for the matching POSTs, the whole conversation would arrive before the first request.
+    const everything = await startEverything('sse');
+    cleanup.push(() => everything.stop());
+    const live = await runSdkScenario(new SSEClientTransport(new URL(`${everything.url}/sse`)));
+    const stand = await replay({ logs: 'fixtures/captures/mcp-sse/everything-sdk.ndjson', listen: 0, noDelay: true });
+    cleanup.push(() => stand.close());
+    const replayed = await runSdkScenario(new SSEClientTransport(new URL(`${stand.url}/sse`)));
+    // Without pauses, progress and the response arrive together and the SDK's onprogress (run a tick later)
+    // misses some: the wire shows all of them (`progress`), so only `progressHandled` may differ.
+    expect({ ...replayed, progressHandled: undefined }).toEqual({ ...live, progressHandled: undefined });
+    expect(replayed.progress).toHaveLength(3);
+    expect(stand.misses).toEqual([]);
   });
 
   test('an agent using the ollama client gets the same answer from `mcptap replay --listen` as from the live stand-in', async () => {

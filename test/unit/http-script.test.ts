@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { buildHttpExchanges, HttpMatcher, planChunks, replayHeaders, rewriteRpcIds, type RecordedExchange } from '../../src/replay/http-script.js';
+import { buildHttpExchanges, HttpMatcher, planChunks, planExchange, replayHeaders, rewriteRpcIds, type RecordedExchange } from '../../src/replay/http-script.js';
 import type { LogRecord } from '../../src/log/schema.js';
 
 let seq = 0;
@@ -44,8 +44,38 @@ describe('buildHttpExchanges', () => {
   });
 });
 
+describe('event streams', () => {
+  test('each SSE event waits for the client message recorded just before it (a sampling answer POSTed meanwhile)', () => {
+    seq = 0;
+    const stream = 'event: message\ndata: {"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}\n\nevent: message\ndata: {"jsonrpc":"2.0","id":5,"result":{}}\n\n';
+    const records = [
+      rec('http-request', { dir: 'c2s', exchange: 'x1', method: 'POST', path: '/mcp', headers: {}, bodyBytes: 1, body: '{"jsonrpc":"2.0","id":5,"method":"tools/call"}' }),
+      rec('request', { dir: 'c2s', exchange: 'x1', id: 5, method: 'tools/call', raw: '{}', bytes: 2 }),
+      rec('http-response', { dir: 's2c', exchange: 'x1', status: 200, headers: { 'content-type': 'text/event-stream' }, ttfbMs: 1 }),
+      rec('request', { dir: 's2c', exchange: 'x1', id: 1, method: 'sampling/createMessage', raw: '{}', bytes: 2 }),
+      rec('http-request', { dir: 'c2s', exchange: 'x2', method: 'POST', path: '/mcp', headers: {}, bodyBytes: 1, body: '{"jsonrpc":"2.0","id":1,"result":{}}' }),
+      rec('response', { dir: 'c2s', exchange: 'x2', id: 1, raw: '{}', bytes: 2 }),
+      rec('http-response', { dir: 's2c', exchange: 'x2', status: 202, headers: {}, ttfbMs: 1 }),
+      rec('http-end', { exchange: 'x2', method: 'POST', path: '/mcp', status: 202, outcome: 'complete', reqBytes: 1, resBytes: 0, durationMs: 1 }),
+      rec('response', { dir: 's2c', exchange: 'x1', id: 5, raw: '{}', bytes: 2 }),
+      rec('http-end', { exchange: 'x1', method: 'POST', path: '/mcp', status: 200, outcome: 'complete', reqBytes: 1, resBytes: stream.length, durationMs: 9, body: stream, chunks: [[0, stream.length]] }),
+    ];
+    const [x1, x2] = buildHttpExchanges(records);
+    expect(x2!.events).toBeUndefined();
+    // The sampling request goes out at once; the result only once exchange 1 (the client's answer) has arrived.
+    expect(planExchange(x1!, { noDelay: true }).map((p) => [p.gate, p.bytes.toString().split('\n')[1]])).toEqual([
+      [undefined, 'data: {"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}'],
+      [1, 'data: {"jsonrpc":"2.0","id":5,"result":{}}'],
+    ]);
+    // Recorded times come from the records (ms after the headers), divided by speed.
+    expect(planExchange(x1!, { speed: 2 }).map((p) => p.atMs)).toEqual([0.5, 3]);
+  });
+});
+
 describe('HttpMatcher', () => {
+  let index = 0;
   const ex = (path: string, body: string | undefined, answer: string, rpc?: { id: number; method: string }): RecordedExchange => ({
+    index: index++,
     ref: answer,
     method: 'POST',
     path,
