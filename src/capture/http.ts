@@ -347,6 +347,8 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
       // Let the queued work and the decoders of the last chunks finish before the final records.
       for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
       drain();
+      await observer.idle(2000);
+      drain();
       const now = Date.now();
       const nowMono = performance.now();
       safely(() => observer.close(now, nowMono));

@@ -85,6 +85,8 @@ export class HttpObserver {
   private readonly newSessionId: () => string;
   private readonly sessions = new Map<string, McpSessionEntry>();
   private readonly all = new Set<McpSessionEntry>();
+  /** Exchanges whose last records wait for a decoder (zlib hands its output back asynchronously). */
+  private readonly decoding = new Set<Promise<void>>();
   private count = 0;
 
   constructor(options: HttpObserverOptions) {
@@ -153,6 +155,20 @@ export class HttpObserver {
     entry.mcp.end(time, mono);
     for (const key of entry.keys) if (this.sessions.get(key) === entry) this.sessions.delete(key);
     this.all.delete(entry);
+  }
+
+  /** Keep track of work that finishes later (an exchange's final records, after its decoder). */
+  track(work: Promise<void>): void {
+    this.decoding.add(work);
+    void work.finally(() => this.decoding.delete(work));
+  }
+
+  /** Resolves when every exchange has written its final records, or after `timeoutMs`. */
+  async idle(timeoutMs: number): Promise<void> {
+    if (this.decoding.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all([...this.decoding]), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
   }
 
   /** The proxy is closing: end every session still open. */
@@ -499,7 +515,15 @@ export class HttpExchange {
       if (this.mcp && this.mcp.channel === 'mcp-sse' && this.head.method === 'GET' && this.framing === 'sse') this.observer.endSession(this.mcp, time, mono);
     };
     if (this.decoder) {
-      this.afterDecode = complete;
+      let finished!: () => void;
+      this.observer.track(new Promise<void>((resolve) => (finished = resolve)));
+      this.afterDecode = () => {
+        try {
+          complete();
+        } finally {
+          finished();
+        }
+      };
       this.decoder.end();
       this.decoder = undefined;
     } else complete();

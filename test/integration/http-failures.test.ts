@@ -182,10 +182,12 @@ describe('HTTP tap failures', () => {
     expect(tags.equals(gz)).toBe(true);
     expect(stream.equals(br)).toBe(true);
     const records = (await readAllRecords([tap.logFile])) as Rec[];
-    const ends = records.filter((r) => r.kind === 'http-end');
-    expect(ends[0]!.body).toBe(json);
-    expect(ends[0]!.resBytes).toBe(gz.length);
-    expect(ends[1]!.body).toBe(events);
+    // Decoding the copy is asynchronous, so the two ends may be written in either order: find them by path.
+    const tagsEnd = records.find((r) => r.kind === 'http-end' && r.path === '/api/tags');
+    const mcpEnd = records.find((r) => r.kind === 'http-end' && r.path === '/mcp');
+    expect(tagsEnd!.body).toBe(json);
+    expect(tagsEnd!.resBytes).toBe(gz.length);
+    expect(mcpEnd!.body).toBe(events);
     const response = records.find((r) => r.kind === 'response');
     expect(response?.method).toBe('ping');
     expect(response?.channel).toBe('mcp-http');
