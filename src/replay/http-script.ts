@@ -30,6 +30,8 @@ export interface RecordedExchange {
   progressToken?: unknown;
   /** Position in the list buildHttpExchanges returns. */
   index: number;
+  /** The MCP session whose frames this exchange carried (ids are rewritten per session). */
+  mcpSession?: string;
   /**
    * For an MCP event stream: its events, each with its recorded time after the headers and, when the recorded
    * server sent it only after the client's next message (its answer to a sampling request, a POST on the legacy
@@ -52,12 +54,14 @@ export function buildHttpExchanges(records: readonly RecordInFile[]): RecordedEx
   // What each exchange's stream carried (server frames and SSE events, in order), and the client's frames.
   const streamed = new Map<string, LogRecord[]>();
   const clientFrames: { file: string; seq: number; key: string }[] = [];
+  const sessionOf = new Map<string, string>();
   let order = 0;
   for (const { record, file } of records) {
     if (record.kind === 'request' || record.kind === 'response' || record.kind === 'notification' || record.kind === 'invalid' || record.kind === 'sse') {
       const carrier = (record as { exchange?: string }).exchange;
       if (carrier === undefined) continue;
       const key = `${file ?? ''}#${carrier}`;
+      if (!sessionOf.has(key)) sessionOf.set(key, record.session);
       if (record.dir === 's2c') {
         const list = streamed.get(key) ?? [];
         list.push(record);
@@ -93,6 +97,8 @@ export function buildHttpExchanges(records: readonly RecordInFile[]): RecordedEx
     };
     const status = res?.status ?? end.status;
     if (status !== undefined) exchange.status = status;
+    const mcpSession = sessionOf.get(key);
+    if (mcpSession !== undefined) exchange.mcpSession = mcpSession;
     if (end.chunks) exchange.chunks = end.chunks;
     if (req.body !== undefined) {
       exchange.requestBody = req.bodyEncoding === 'base64' ? Buffer.from(req.body, 'base64').toString('utf8') : req.body;
@@ -326,43 +332,73 @@ export function planChunks(body: Buffer, chunks: readonly [number, number][] | u
 }
 
 /**
- * Rewrite the recorded JSON-RPC id (and progress token) to the live ones inside a response body piece: a whole
- * JSON body, or the `data:` lines of SSE events. Pieces with nothing to rewrite come back unchanged.
+ * Recorded JSON-RPC ids (and progress tokens) of client requests and the live ones that replaced them, per MCP
+ * session. A response can travel on another exchange than its request (the legacy SSE transport sends every
+ * response on the GET stream), so the replay rewrites from this table rather than from the exchange alone.
  */
-export function rewriteRpcIds(piece: Buffer, recorded: { id?: JsonRpcId; token?: unknown }, live: { id?: JsonRpcId; token?: unknown }, sse: boolean): Buffer {
-  const idChanges = recorded.id !== undefined && live.id !== undefined && recorded.id !== live.id;
-  const tokenChanges = recorded.token !== undefined && live.token !== undefined && recorded.token !== live.token;
-  if (!idChanges && !tokenChanges) return piece;
-  const rewrite = (text: string): string | undefined => {
-    let o: Record<string, unknown>;
-    try {
-      o = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return undefined;
-    }
-    if (!o || typeof o !== 'object' || o.jsonrpc !== '2.0') return undefined;
-    if (idChanges && !('method' in o) && o.id === recorded.id) return JSON.stringify({ ...o, id: live.id });
-    const params = o.params as Record<string, unknown> | undefined;
-    if (tokenChanges && o.method === 'notifications/progress' && params && params.progressToken === recorded.token) {
-      return JSON.stringify({ ...o, params: { ...params, progressToken: live.token } });
-    }
-    return undefined;
-  };
-  const text = piece.toString('utf8');
-  if (!sse) {
-    const changed = rewrite(text);
-    return changed === undefined ? piece : Buffer.from(changed);
+export class IdTable {
+  private readonly ids = new Map<string, JsonRpcId>();
+  private readonly tokens = new Map<string, unknown>();
+
+  /** Remember that the live client used `live` where the recording had `recorded`. */
+  set(session: string, recorded: { id?: JsonRpcId; token?: unknown }, live: { id?: JsonRpcId; token?: unknown }): void {
+    if (recorded.id !== undefined && live.id !== undefined) this.ids.set(key(session, recorded.id), live.id);
+    if (recorded.token !== undefined && live.token !== undefined) this.tokens.set(key(session, recorded.token), live.token);
   }
-  let touched = false;
-  const lines = text.split('\n').map((line) => {
-    const m = /^data: ?(.*?)(\r?)$/.exec(line);
-    if (!m) return line;
-    const changed = rewrite(m[1]!);
-    if (changed === undefined) return line;
-    touched = true;
-    return `data: ${changed}${m[2]}`;
-  });
-  return touched ? Buffer.from(lines.join('\n')) : piece;
+
+  /**
+   * The piece with recorded ids replaced by live ones: a whole JSON body, or the `data:` lines of SSE events.
+   * Only responses (and progress notifications) change; the server's own requests keep their ids. Pieces with
+   * nothing to rewrite come back as the same buffer.
+   */
+  rewrite(piece: Buffer, session: string, sse: boolean): Buffer {
+    if (this.ids.size === 0 && this.tokens.size === 0) return piece;
+    const rewrite = (text: string): string | undefined => {
+      let o: Record<string, unknown>;
+      try {
+        o = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        return undefined;
+      }
+      if (!o || typeof o !== 'object' || o.jsonrpc !== '2.0') return undefined;
+      if (!('method' in o) && (typeof o.id === 'string' || typeof o.id === 'number')) {
+        const live = this.ids.get(key(session, o.id));
+        return live === undefined || live === o.id ? undefined : JSON.stringify({ ...o, id: live });
+      }
+      const params = o.params as Record<string, unknown> | undefined;
+      if (o.method === 'notifications/progress' && params && params.progressToken !== undefined) {
+        const live = this.tokens.get(key(session, params.progressToken));
+        return live === undefined || live === params.progressToken ? undefined : JSON.stringify({ ...o, params: { ...params, progressToken: live } });
+      }
+      return undefined;
+    };
+    const text = piece.toString('utf8');
+    if (!sse) {
+      const changed = rewrite(text);
+      return changed === undefined ? piece : Buffer.from(changed);
+    }
+    let touched = false;
+    const lines = text.split('\n').map((line) => {
+      const m = /^data: ?(.*?)(\r?)$/.exec(line);
+      if (!m) return line;
+      const changed = rewrite(m[1]!);
+      if (changed === undefined) return line;
+      touched = true;
+      return `data: ${changed}${m[2]}`;
+    });
+    return touched ? Buffer.from(lines.join('\n')) : piece;
+  }
+}
+
+function key(session: string, value: unknown): string {
+  return `${session}|${typeof value}:${String(value)}`;
+}
+
+/** Rewrite one piece with one recorded → live pair (see IdTable). */
+export function rewriteRpcIds(piece: Buffer, recorded: { id?: JsonRpcId; token?: unknown }, live: { id?: JsonRpcId; token?: unknown }, sse: boolean): Buffer {
+  const table = new IdTable();
+  table.set('', recorded, live);
+  return table.rewrite(piece, '', sse);
 }
 
 /** Response headers fit to send again: hop-by-hop and length/encoding headers dropped (the body is re-sent decoded). */

@@ -16,7 +16,7 @@ import {
   jsonRpcRequestOf,
   planExchange,
   replayHeaders,
-  rewriteRpcIds,
+  IdTable,
   type RecordedExchange,
   type RecordInFile,
 } from './http-script.js';
@@ -79,6 +79,7 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
   const matcher = new HttpMatcher(exchanges, options.ignore ?? []);
   const misses: string[] = [];
   const timers = new Set<NodeJS.Timeout>();
+  const ids = new IdTable();
 
   const server = createServer((req, res) => {
     const pieces: Buffer[] = [];
@@ -87,14 +88,18 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
       const body = pieces.length ? Buffer.concat(pieces).toString('utf8') : undefined;
       const live = { method: req.method ?? 'GET', path: req.url ?? '/', ...(body !== undefined ? { body } : {}) };
       const picked = matcher.pick(live);
-      if (!('miss' in picked)) served(picked.index);
+      if (!('miss' in picked)) {
+        const rpc = jsonRpcRequestOf(body);
+        if (rpc) ids.set(picked.mcpSession ?? '', { id: picked.rpcId, token: picked.progressToken }, { id: rpc.id, token: rpc.progressToken });
+        served(picked.index);
+      }
       if ('miss' in picked) {
         misses.push(picked.message);
         note(`replay miss: ${picked.message}`);
         sendMiss(res, live.path, body, picked.message);
         return;
       }
-      serve(res, picked, body);
+      serve(res, picked);
     });
   });
 
@@ -126,17 +131,14 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
     timers.add(timer);
   }
 
-  function serve(res: ServerResponse, exchange: RecordedExchange, body: string | undefined): void {
+  function serve(res: ServerResponse, exchange: RecordedExchange): void {
     if (exchange.status === undefined) {
       // The upstream never answered when this was recorded (unreachable or reset before headers): say so.
       sendJson(res, 502, { error: `mcptap replay: when recorded, ${exchange.method} ${exchange.path} got no response from upstream (${exchange.outcome}).` });
       return;
     }
-    const rpc = jsonRpcRequestOf(body);
     const contentType = String(exchange.headers['content-type'] ?? '');
     const sse = contentType.includes('text/event-stream');
-    const recordedIds = { ...(exchange.rpcId !== undefined ? { id: exchange.rpcId } : {}), token: exchange.progressToken };
-    const liveIds = { ...(rpc ? { id: rpc.id } : {}), token: rpc?.progressToken };
     const plan = planExchange(exchange, options);
     // 'close' on the response (not the socket, which keep-alive shares between requests): finished or hung up.
     let closed = false;
@@ -156,7 +158,7 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
         if (wait > 0) await sleep(wait);
         if (piece.gate !== undefined) await reachedGate(piece.gate);
         if (closed) return;
-        res.write(rewriteRpcIds(piece.bytes, recordedIds, liveIds, sse));
+        res.write(ids.rewrite(piece.bytes, exchange.mcpSession ?? '', sse));
       }
       if (exchange.outcome === 'upstream-reset') res.destroy();
       // A stream the client itself hung up on (a standalone SSE GET) stays open until this client does.

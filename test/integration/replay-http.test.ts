@@ -124,6 +124,34 @@ describe('HTTP replay', () => {
     expect(stand.stderr()).toContain('mcptap: replay miss: GET /api/tags is not in the capture');
   });
 
+  test('live ids that differ from the recorded ones come back in the responses, on the legacy SSE stream too', async () => {
+    const stand = await replay({ logs: 'fixtures/captures/mcp-sse/everything-sdk.ndjson', listen: 0, noDelay: true });
+    cleanup.push(() => stand.close());
+    const stream = await fetch(`${stand.url}/sse`, { headers: { accept: 'text/event-stream' } });
+    const reader = stream.body!.getReader();
+    let text = '';
+    const readUntil = async (pattern: RegExp): Promise<RegExpExecArray> => {
+      for (;;) {
+        const m = pattern.exec(text);
+        if (m) return m;
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended before ${pattern}: ${text}`);
+        text += Buffer.from(value).toString('utf8');
+      }
+    };
+    const endpoint = (await readUntil(/event: endpoint\ndata: (\S+)/))[1]!;
+    const init = await fetch(`${stand.url}${endpoint}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'my-own-id', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }),
+    });
+    expect(init.status).toBe(202);
+    const answer = JSON.parse((await readUntil(/data: (\{"result":.*"id":"my-own-id"\}|\{[^\n]*"id":"my-own-id"[^\n]*\})\n/))[1]!) as { id: string; result: { serverInfo: { name: string } } };
+    expect(answer.id).toBe('my-own-id');
+    expect(answer.result.serverInfo.name).toBe('mcp-servers/everything');
+    await reader.cancel();
+  });
+
   test('--ignore leaves a field out of matching; a stdio-only log says to drop --listen', async () => {
     const stand = await replay({ logs: OLLAMA_CAPTURE, listen: 0, noDelay: true, ignore: ['options'] });
     cleanup.push(() => stand.close());

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { buildHttpExchanges, HttpMatcher, planChunks, planExchange, replayHeaders, rewriteRpcIds, type RecordedExchange } from '../../src/replay/http-script.js';
+import { buildHttpExchanges, HttpMatcher, IdTable, planChunks, planExchange, replayHeaders, rewriteRpcIds, type RecordedExchange } from '../../src/replay/http-script.js';
 import type { LogRecord } from '../../src/log/schema.js';
 
 let seq = 0;
@@ -165,6 +165,20 @@ describe('rewriteRpcIds', () => {
     // A server request on the stream keeps its own id.
     const request = Buffer.from('data: {"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}\n\n');
     expect(rewriteRpcIds(request, { id: 1 }, { id: 5 }, true)).toBe(request);
+  });
+});
+
+describe('IdTable', () => {
+  test('a response on another exchange (the legacy SSE GET stream) gets the live id of its request, per session', () => {
+    const table = new IdTable();
+    table.set('s1', { id: 3, token: 3 }, { id: 'a', token: 'ta' });
+    table.set('s2', { id: 3 }, { id: 'b' });
+    const event = Buffer.from('event: message\ndata: {"jsonrpc":"2.0","id":3,"result":{}}\n\n');
+    expect(table.rewrite(event, 's1', true).toString()).toBe('event: message\ndata: {"jsonrpc":"2.0","id":"a","result":{}}\n\n');
+    expect(table.rewrite(event, 's2', true).toString()).toBe('event: message\ndata: {"jsonrpc":"2.0","id":"b","result":{}}\n\n');
+    // The string id "3" is not the number 3.
+    const other = Buffer.from('data: {"jsonrpc":"2.0","id":"3","result":{}}\n\n');
+    expect(table.rewrite(other, 's1', true)).toBe(other);
   });
 });
 
