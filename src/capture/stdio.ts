@@ -168,12 +168,15 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   // A child that exits without reading its stdin must not crash mcptap with EPIPE.
   childStdin.on('error', () => {});
   output.on('error', (error: NodeJS.ErrnoException) => {
-    // The client went away (EPIPE): nobody can read the server any more; end its input so it can exit.
-    lifecycleWarning(`the client stopped reading mcptap's stdout (${error.code ?? error.message}); ending the server's input.`);
+    // The client went away (EPIPE). Pass the broken pipe on, as a pipe would: stop reading the server's stdout,
+    // so its next write fails (EPIPE, or SIGPIPE) exactly as it would without mcptap, and end its input.
+    // Draining its output instead kept a server that writes on (`yes`, a chatty server) running forever, with
+    // mcptap logging every line of it.
+    lifecycleWarning(`the client stopped reading mcptap's stdout (${error.code ?? error.message}); the server's stdout is closed and its input ended, as a broken pipe would.`);
     input.unpipe(childStdin);
     childStdin.end();
     childStdout.unpipe(output);
-    childStdout.resume();
+    childStdout.destroy();
   });
 
   // --- then the copy: frame, decode, correlate, log ---

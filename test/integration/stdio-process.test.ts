@@ -193,6 +193,33 @@ describe('signals and orphans', () => {
   });
 });
 
+describe('the client stops reading', () => {
+  test('the server sees a broken pipe, as without mcptap: `yes` stops, and mcptap exits with its status', async () => {
+    const dir = freshDir();
+    const run = start(['--log-dir', dir, '--', 'yes']);
+    run.child.stdin.end();
+    // Read the first chunk, then close our end of mcptap's stdout, as `| head -1` would.
+    await new Promise<void>((resolve) => run.child.stdout.once('data', () => resolve()));
+    run.child.stdout.destroy();
+    const child = Number((await records(dir).catch(() => []))[0]?.childPid ?? 0);
+    try {
+      // Node gives a child socket pairs, not pipes: `yes` reads ECONNRESET (or EPIPE) and exits 1; a server
+      // killed by SIGPIPE would make mcptap exit 141. Either way mcptap passes the server's status on.
+      const done = await Promise.race([run.done, new Promise((r) => setTimeout(() => r('still running after 8 s'), 8000))]);
+      expect(done).toEqual({ code: 1, signal: null });
+      if (child) expect(await until(() => !alive(child))).toBe(true);
+    } finally {
+      // Leave nothing spinning behind if it failed.
+      run.child.kill('SIGKILL');
+      if (child && alive(child)) process.kill(child, 'SIGKILL');
+    }
+    const log = await records(dir);
+    expect(log.find((r) => r.kind === 'lifecycle' && r.event === 'warning')!.msg).toMatch(/^the client stopped reading mcptap's stdout \(EPIPE\)/);
+    expect(log.at(-1)).toMatchObject({ event: 'exit', code: 1 });
+    expect(log.filter((r) => r.kind === 'stderr').map((r) => r.text)).toEqual([expect.stringMatching(/^yes: standard output: (Broken pipe|Connection reset by peer)$/)]);
+  });
+});
+
 describe('partial lines when the server goes first', () => {
   test('a client line still unfinished when the server exits is logged as partial, not lost', async () => {
     const dir = freshDir();
