@@ -147,8 +147,9 @@ export function parseSignals(values: readonly string[]): CheckSignal[] {
   return [...new Set(out)];
 }
 
-/** Most findings listed in the human summary (the rest are counted): the report fits on one screen. */
+/** Most findings and sessions listed in the human summary (the rest are counted): the report fits on one screen. */
 const MAX_LISTED = 12;
+const MAX_SESSIONS = 8;
 
 /** The one-screen human summary. */
 export function formatCheckSummary(report: CheckReport, options: { color?: boolean } = {}): string {
@@ -158,10 +159,17 @@ export function formatCheckSummary(report: CheckReport, options: { color?: boole
   lines.push(
     `mcptap check: ${report.failed ? paint(31, 'FAIL') : paint(32, 'PASS')} — ${report.sessions.length} session${report.sessions.length === 1 ? '' : 's'}, failing on ${report.failOn.join(', ') || 'nothing'}`,
   );
-  for (const s of report.sessions) {
+  const isBad = (s: SessionSummary): boolean => CHECK_SIGNALS.some((sig) => s.counts[sig] > 0 && report.failOn.includes(sig));
+  // Many logs: list the failing sessions only, so the summary still fits on one screen.
+  const listed = report.sessions.length > MAX_SESSIONS ? report.sessions.filter(isBad).slice(0, MAX_SESSIONS) : report.sessions;
+  for (const s of listed) {
     const counts = CHECK_SIGNALS.filter((sig) => s.counts[sig] > 0).map((sig) => `${s.counts[sig]} ${sig}`);
-    const bad = CHECK_SIGNALS.some((sig) => s.counts[sig] > 0 && report.failOn.includes(sig));
-    lines.push(`  ${bad ? paint(31, '✗') : paint(32, '✓')} ${s.label} (${s.channel}, ${s.session}): ${s.requests} requests${counts.length ? `, ${counts.join(', ')}` : ', nothing found'}`);
+    lines.push(`  ${isBad(s) ? paint(31, '✗') : paint(32, '✓')} ${s.label} (${s.channel}, ${s.session}): ${s.requests} requests${counts.length ? `, ${counts.join(', ')}` : ', nothing found'}`);
+  }
+  if (listed.length < report.sessions.length) {
+    const passed = report.sessions.filter((s) => !isBad(s)).length;
+    const moreBad = report.sessions.filter(isBad).length - listed.length;
+    lines.push(`  … ${passed} more session${passed === 1 ? '' : 's'} passed${moreBad > 0 ? `, ${moreBad} more failed` : ''}.`);
   }
   if (failing.length) {
     lines.push('', 'Findings:');

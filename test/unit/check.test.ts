@@ -84,6 +84,17 @@ describe('reports', () => {
     expect(formatCheckSummary(checkRecords(clean())).split('\n')[0]).toMatch(/^mcptap check: PASS/);
   });
 
+  test('with many sessions the summary lists only the failing ones', () => {
+    seq = 0;
+    const records: LogRecord[] = [];
+    for (let i = 0; i < 12; i++) records.push({ ...request(0, 'ping'), session: `s${i}`, label: `server${i}` } as LogRecord, { ...response(0, seq - 1), session: `s${i}`, label: `server${i}` } as LogRecord);
+    records.push({ ...base('invalid', { dir: 's2c', reason: 'x', raw: 'hi', bytes: 2, msg: 'bad line' }), session: 's3', label: 'server3' } as LogRecord);
+    const lines = formatCheckSummary(checkRecords(records)).split('\n');
+    expect(lines[0]).toBe('mcptap check: FAIL — 12 sessions, failing on errors, invalid, unanswered, broken');
+    expect(lines[1]).toBe('  ✗ server3 (stdio, s3): 1 requests, 1 invalid');
+    expect(lines[2]).toBe('  … 11 more sessions passed.');
+  });
+
   test('JUnit: one testcase per signal, failures escaped, unchosen signals skipped', () => {
     const records = clean();
     records.push(base('invalid', { dir: 's2c', reason: 'x', raw: '<b>', bytes: 3, msg: 'Line "<b>" & more' }));
