@@ -27,6 +27,8 @@ export interface ScriptStep {
   /** The exact recorded bytes of the frame (terminator excluded). */
   bytes: Buffer;
   crlf: boolean;
+  /** True for a last line the recorded server never finished (no newline): replayed without one. */
+  partial: boolean;
   /** True when the log kept only the head of the frame. */
   truncated: boolean;
   /** Parsed JSON of the frame, when whole and JSON. */
@@ -96,7 +98,7 @@ export function buildScript(records: readonly LogRecord[], session?: string): Re
   let lastClient = -1;
   for (const r of frames) {
     const bytes = r.rawEncoding === 'base64' ? Buffer.from(r.raw, 'base64') : Buffer.from(r.raw, 'utf8');
-    const step: ScriptStep = { dir: r.dir, kind: r.kind, bytes, crlf: r.crlf === true, truncated: r.truncated === true, deps: [], time: r.time };
+    const step: ScriptStep = { dir: r.dir, kind: r.kind, bytes, crlf: r.crlf === true, partial: r.kind === 'invalid' && r.partial === true, truncated: r.truncated === true, deps: [], time: r.time };
     if (!step.truncated && r.rawEncoding !== 'base64') {
       try {
         const json = JSON.parse(r.raw) as unknown;
@@ -160,6 +162,8 @@ export interface EngineOutput {
 export interface OutFrame {
   bytes: Buffer;
   crlf: boolean;
+  /** No line ending at all (a partial last line, as recorded). */
+  partial?: boolean;
   delayMs: number;
 }
 
@@ -378,7 +382,7 @@ export class McpReplayEngine {
       out.notes.push(`replay: skipped a server frame the capture kept only the head of (${s.bytes.length} bytes).`);
       return undefined;
     }
-    if (!s.json) return { bytes: s.bytes, crlf: s.crlf, delayMs: 0 };
+    if (!s.json) return { bytes: s.bytes, crlf: s.crlf, ...(s.partial ? { partial: true } : {}), delayMs: 0 };
     let json = s.json;
     if (s.kind === 'response' && s.requestStep !== undefined) {
       const live = this.liveIds.get(s.requestStep);

@@ -66,7 +66,7 @@ export async function startStdioReplay(options: StdioReplayOptions): Promise<Std
       queue = queue
         .then(() => (wait > 0 ? new Promise<void>((r) => setTimeout(r, wait)) : undefined))
         .then(() => {
-          output.write(Buffer.concat([frame.bytes, Buffer.from(frame.crlf ? '\r\n' : '\n')]));
+          output.write(frame.partial ? frame.bytes : Buffer.concat([frame.bytes, Buffer.from(frame.crlf ? '\r\n' : '\n')]));
         });
     }
   };

@@ -123,6 +123,13 @@ describe('McpReplayEngine', () => {
     expect(engine.start().frames.map((f) => f.bytes.toString())).toEqual(['Server booting...']);
   });
 
+  test('a partial last line is replayed without a line ending, as recorded', () => {
+    seq = 0;
+    const records = [frame('c2s', { jsonrpc: '2.0', id: 0, method: 'ping' }), frame('s2c', '{"jsonrpc":"2.0","id":0,"res', { partial: true, reason: 'partial' })];
+    const out = new McpReplayEngine(buildScript(records)).receive('{"jsonrpc":"2.0","id":0,"method":"ping"}');
+    expect(out.frames).toEqual([{ bytes: Buffer.from('{"jsonrpc":"2.0","id":0,"res'), crlf: false, partial: true, delayMs: 10 }]);
+  });
+
   test('a log with several MCP sessions needs a choice; one with none says so', () => {
     seq = 0;
     const a = frame('c2s', { jsonrpc: '2.0', id: 0, method: 'ping' });
