@@ -6,8 +6,7 @@
  *   record is dropped and counted. No span is built and nothing is sent on the caller's stack.
  * - every flush interval the records become spans (otlp-spans.ts, the same mapping as `mcptap export`), which wait
  *   in a second bounded queue (oldest dropped first); one POST at a time goes out through OpenTelemetry's own
- *   OTLPTraceExporter (JSON over HTTP, with its timeout), loaded on the first send so a tap that never sends
- *   never loads it.
+ *   OTLPTraceExporter (JSON over HTTP, with its timeout), loaded just after start, off the start-up path.
  * - a receiver that is down or slow costs spans, not memory, and gives one notice.
  *
  * Live spans see one tap's records only: the join of a model's tool call to the MCP `tools/call` that ran it
@@ -83,7 +82,7 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
   const url = otlpTracesUrl(options.endpoint);
   const maxRecords = options.maxRecords ?? DEFAULT_LIVE_MAX_RECORDS;
   const maxSpans = options.maxSpans ?? DEFAULT_LIVE_MAX_SPANS;
-  const batchSize = options.batchSize ?? 512;
+  const batchSize = options.batchSize ?? 128;
   const interval = options.flushIntervalMs ?? 500;
   const timeoutMs = options.timeoutMs ?? 5000;
   const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
@@ -112,7 +111,7 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
   function tick(): void {
     timer = undefined;
     build();
-    if (!inFlight && spans.length > 0) inFlight = send().finally(() => (inFlight = undefined));
+    if (!inFlight && spans.length > 0) inFlight = pump().finally(() => (inFlight = undefined));
     if (records.length > 0 || spans.length > 0) arm();
   }
 
@@ -145,6 +144,11 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
     return exporter;
   }
 
+  /** Send batch after batch until the queue is empty: small batches, so serializing one never holds the tap long. */
+  async function pump(): Promise<void> {
+    while (spans.length > 0 && !closed) await send();
+  }
+
   async function send(): Promise<void> {
     const batch = spans.slice(0, batchSize);
     spans = spans.slice(batch.length);
@@ -161,6 +165,10 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
       warnOnce('send', `could not send spans to ${url} (${(error as Error).message}); the traffic and the log are not affected.`);
     }
   }
+
+  // Load the exporter while the server starts up rather than in the middle of the first burst of traffic; the
+  // timer is unref'd so a tap that ends at once does not wait for it.
+  setTimeout(() => void load().catch(() => {}), 50).unref();
 
   return {
     url,

@@ -19,7 +19,6 @@
  * Arguments, results and prompts are not attributes: the conventions make them opt-in because they may hold
  * secrets, and the log already has them.
  */
-import { createHash } from 'node:crypto';
 import type {
   LlmErrorRecord,
   LlmRequestRecord,
@@ -76,6 +75,8 @@ export function parseTraceparent(value: unknown): { traceId: string; spanId: str
 
 interface OpenRequest {
   record: RequestRecord;
+  /** The request's params, parsed only when a span attribute needs them. */
+  params?: Record<string, unknown>;
   events: SpanData['events'];
   traceparent?: { traceId: string; spanId: string };
   mcpSessionId?: string;
@@ -144,11 +145,15 @@ export class SpanBuilder {
   }
 
   private request(r: RequestRecord): void {
-    const params = asObject(parseRaw(r.raw)?.params);
-    const meta = asObject(params?.['_meta']);
-    const tp = parseTraceparent(meta?.['traceparent']);
     const o: OpenRequest = { record: r, events: [] };
-    if (tp) o.traceparent = { traceId: tp.traceId, spanId: tp.spanId };
+    // Parsing every request again would double the JSON work of the tap: only when an attribute needs params.
+    const needsParams = r.raw.includes('traceparent') || r.method === 'initialize' || r.method === 'prompts/get' || r.method.startsWith('resources/') || (r.method === 'tools/call' && r.tool === undefined);
+    if (needsParams) {
+      const params = asObject(parseRaw(r.raw)?.params);
+      if (params) o.params = params;
+      const tp = parseTraceparent(asObject(params?.['_meta'])?.['traceparent']);
+      if (tp) o.traceparent = { traceId: tp.traceId, spanId: tp.spanId };
+    }
     const sid = r.exchange !== undefined ? this.mcpSessionIds.get(`${r.label}\u0000${r.exchange}`) : undefined;
     if (sid !== undefined) o.mcpSessionId = sid;
     this.remember(this.open, `${r.session}\u0000${r.dir}\u0000${String(r.id)}`, o);
@@ -195,7 +200,7 @@ export class SpanBuilder {
 
   private mcpSpan(o: OpenRequest, response: ResponseRecord | undefined, endTime: number): SpanData {
     const r = o.record;
-    const params = asObject(parseRaw(r.raw)?.params);
+    const params = o.params;
     const attributes: Record<string, SpanAttributeValue> = {
       'mcp.method.name': r.method,
       'jsonrpc.request.id': String(r.id),
@@ -392,10 +397,31 @@ function operationOf(endpoint: string): string {
   return 'chat';
 }
 
+/**
+ * `digits` hex digits of a hash of `text`: one pass over the text into two 32-bit states (as cyrb53 does), then
+ * one finalized word per 8 digits. Not cryptographic (ids need to be spread, not secret) and cheaper than a
+ * sha256 per id: the live exporter computes two ids per span on the tap's own thread.
+ */
 function hex(text: string, digits: number): string {
-  const h = createHash('sha256').update(text).digest('hex').slice(0, digits);
-  // An all-zero id is invalid in OTLP; a hash that starts so is astronomically unlikely, but never emit one.
-  return /^0+$/.test(h) ? `${'0'.repeat(digits - 1)}1` : h;
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  let out = '';
+  for (let k = 1; out.length < digits; k++) out += (fmix(h1 ^ fmix(h2 + Math.imul(k, 0x9e3779b9))) >>> 0).toString(16).padStart(8, '0');
+  const id = out.slice(0, digits);
+  // An all-zero id is invalid in OTLP; never emit one.
+  return /^0+$/.test(id) ? `${'0'.repeat(digits - 1)}1` : id;
+}
+
+/** murmur3's 32-bit finalizer: every input bit affects every output bit. */
+function fmix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return h ^ (h >>> 16);
 }
 
 function parseRaw(raw: string | undefined): Record<string, unknown> | undefined {
