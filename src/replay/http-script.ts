@@ -83,7 +83,8 @@ export function buildHttpExchanges(records: readonly RecordInFile[]): RecordedEx
   const indexOf = new Map<string, number>();
   const pending: { exchange: RecordedExchange; key: string; file: string; res: HttpResponseRecord }[] = [];
   for (const [key, { req, res, end }] of [...parts.entries()].sort((a, b) => a[1].order - b[1].order)) {
-    if (!req || !end) continue;
+    // A WebSocket upgrade is not an HTTP answer that can be served again (its messages are not replayed).
+    if (!req || !end || end.outcome === 'upgraded') continue;
     const exchange: RecordedExchange = {
       index: exchanges.length,
       ref: key.startsWith('#') ? key.slice(1) : key,

@@ -74,6 +74,8 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
     );
   }
   const note = options.onNote ?? (() => {});
+  const upgrades = sourced.filter(({ record }) => record.kind === 'http-end' && record.outcome === 'upgraded').length;
+  if (upgrades) note(`${upgrades} recorded WebSocket upgrade${upgrades === 1 ? ' is' : 's are'} not replayed (only HTTP exchanges are); a client asking for one gets a 404.`);
   const truncated = exchanges.filter((e) => e.bodyTruncated).length;
   if (truncated) note(`${truncated} recorded response bodies were cut at --max-body when recorded; they are served as far as they were kept.`);
   const matcher = new HttpMatcher(exchanges, options.ignore ?? []);
