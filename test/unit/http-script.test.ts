@@ -18,12 +18,13 @@ function exchange(id: string, method: string, path: string, body: string | undef
 }
 
 describe('buildHttpExchanges', () => {
-  test('joins request, response and end by exchange id, in request order; incomplete exchanges are left out', () => {
+  test('joins request, response and end by exchange id, in request order; incomplete exchanges and WebSocket upgrades are left out', () => {
     seq = 0;
     const records = [
       ...exchange('x1', 'POST', '/api/chat', '{"a":1}', 200, 'one'),
       rec('http-request', { dir: 'c2s', exchange: 'x2', method: 'GET', path: '/never-ended', headers: {}, bodyBytes: 0 }),
       ...exchange('x3', 'GET', '/api/tags', undefined, 200, 'two', { chunks: [[0, 3]] }),
+      ...exchange('x4', 'GET', '/ws', undefined, 101, '', { outcome: 'upgraded' }),
     ];
     const built = buildHttpExchanges(records);
     expect(built.map((e) => [e.ref, e.method, e.path, e.status, e.ttfbMs, e.body.toString(), e.chunks])).toEqual([
