@@ -101,9 +101,16 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   const startMono = performance.now();
   const session = newSessionId(label, started);
   const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, started));
+  // Set once nobody reads our stderr (EPIPE): mcptap's notices stop, the server's stderr is only logged.
+  let errorOutputBroken = false;
   const notice = (message: string): void => {
-    errorOutput.write(`mcptap: ${message}\n`);
+    if (!errorOutputBroken) errorOutput.write(`mcptap: ${message}\n`);
   };
+  // A host that closed mcptap's stderr must not crash it (an unhandled EPIPE would end the session): stderr is
+  // free-form logging, not the protocol. Whether the server's stderr still has a reader is handled below.
+  errorOutput.on('error', () => {
+    errorOutputBroken = true;
+  });
 
   const writer = new LogWriter({
     file: logFile,
@@ -162,9 +169,18 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   const childStdin = child.stdin!;
   const childStdout = child.stdout!;
   const childStderr = child.stderr!;
+  let childStderrUnpiped = false;
   input.pipe(childStdin);
   childStdout.pipe(output, { end: false });
   childStderr.pipe(errorOutput, { end: false });
+  errorOutput.on('error', (error: NodeJS.ErrnoException) => {
+    if (childStderrUnpiped) return;
+    childStderrUnpiped = true;
+    // Keep reading (and logging) the server's stderr so it never blocks on a full pipe; only the relay stops.
+    childStderr.unpipe(errorOutput);
+    childStderr.resume();
+    lifecycleWarning(`nobody reads mcptap's stderr any more (${error.code ?? error.message}); the server's stderr is still logged but no longer relayed.`);
+  });
   // A child that exits without reading its stdin must not crash mcptap with EPIPE.
   childStdin.on('error', () => {});
   output.on('error', (error: NodeJS.ErrnoException) => {

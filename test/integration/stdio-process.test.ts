@@ -220,6 +220,22 @@ describe('the client stops reading', () => {
   });
 });
 
+describe('nobody reads mcptap\u2019s stderr', () => {
+  test('a closed stderr does not take the session down: traffic flows, the server\u2019s stderr is still logged', async () => {
+    const dir = freshDir();
+    const script = "process.stdin.on('data', (d) => { console.error('server saw ' + d.length + ' bytes'); process.stdout.write(d); }); process.stdin.on('end', () => process.exit(0))";
+    const run = start(['--log-dir', dir, '--', process.execPath, '-e', script]);
+    run.child.stderr.destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    run.child.stdin.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    expect(await run.done).toEqual({ code: 0, signal: null });
+    expect(run.stdout()).toBe('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    const log = await records(dir);
+    expect(log.filter((r) => r.kind === 'stderr').map((r) => r.text)).toEqual(['server saw 41 bytes']);
+    expect(log.some((r) => r.kind === 'lifecycle' && r.event === 'warning' && /stderr/.test(r.msg))).toBe(true);
+  });
+});
+
 describe('partial lines when the server goes first', () => {
   test('a client line still unfinished when the server exits is logged as partial, not lost', async () => {
     const dir = freshDir();
