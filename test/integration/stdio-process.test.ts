@@ -4,89 +4,12 @@
  *
  * Spawns bin/mcptap.js, which runs the built CLI: build first (`npx tsc -p .`, or `npm test`).
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
-import { readAllRecords } from '../../src/log/reader.js';
-import type { LogRecord } from '../../src/log/schema.js';
+import { describe, expect, test } from 'vitest';
+import { alive, logDirs, records, start, until } from './stdio-helpers.js';
 
-type Rec = LogRecord & Record<string, unknown>;
-const root = mkdtempSync(join(tmpdir(), 'mcptap-process-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-let dirs = 0;
-const freshDir = () => join(root, `logs-${++dirs}`);
-
-interface Run {
-  child: ChildProcessWithoutNullStreams;
-  stdout: () => string;
-  stderr: () => string;
-  done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Resolves once stderr matches. */
-  waitFor: (pattern: RegExp) => Promise<RegExpMatchArray>;
-}
-
-function start(words: string[], env: NodeJS.ProcessEnv = process.env): Run {
-  const child = spawn(process.execPath, ['bin/mcptap.js', ...words], { stdio: ['pipe', 'pipe', 'pipe'], env });
-  let stdout = '';
-  let stderr = '';
-  const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString();
-    for (const w of [...waiters]) {
-      const m = stderr.match(w.pattern);
-      if (m) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(m);
-      }
-    }
-  });
-  child.stdin.on('error', () => {});
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  return {
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    done,
-    waitFor: (pattern) => {
-      const m = stderr.match(pattern);
-      if (m) return Promise.resolve(m);
-      return new Promise((resolve, reject) => {
-        // Say what did come, rather than hang until the test times out.
-        const timer = setTimeout(() => reject(new Error(`stderr never matched ${String(pattern)}; it was: ${stderr}`)), 10_000);
-        waiters.push({ pattern, resolve: (found) => (clearTimeout(timer), resolve(found)) });
-      });
-    },
-  };
-}
-
-/** Alive means: the pid exists and is not a zombie (a container's pid 1 may never reap orphans). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-}
-
-async function until(check: () => boolean, ms = 3000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return check();
-}
-
-const records = async (dir: string) => (await readAllRecords([dir])) as Rec[];
+const { root, freshDir } = logDirs('mcptap-process-');
 
 describe('exit codes', () => {
   test('the child exits 7 → mcptap exits 7, and the log says so', async () => {
@@ -161,91 +84,6 @@ describe('signals and orphans', () => {
     expect(run.stderr()).toContain('ignoring SIGTERM');
   });
 
-  test('after stdin EOF the server may finish its work: a 2.5 s tool call still answers, as without mcptap', async () => {
-    // Piped clients (scripts, CLIs) close stdin right after their last request and read until the server exits;
-    // server-everything answers in-flight calls and exits then. mcptap must not cut that short.
-    const dir = freshDir();
-    const run = start(['--log-dir', dir, '--', process.execPath, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio']);
-    run.child.stdin.end(
-      [
-        '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}',
-        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":2.5,"steps":1}}}',
-        '',
-      ].join('\n'),
-    );
-    expect(await run.done).toEqual({ code: 0, signal: null });
-    expect(run.stdout()).toContain('"text":"Long running operation completed. Duration: 2.5 seconds, Steps: 1."');
-    const log = await records(dir);
-    expect(log.find((r) => r.kind === 'response' && r.id === 1)).toMatchObject({ method: 'tools/call', tool: 'trigger-long-running-operation' });
-    expect(log.filter((r) => r.kind === 'pending')).toEqual([]);
-    expect(log.at(-1)).toMatchObject({ event: 'exit', code: 0, signal: null });
-  });
-
-  test('stdin EOF closes the child\u2019s stdin, and the child ends on its own', async () => {
-    const dir = freshDir();
-    const run = start(['--log-dir', dir, '--', 'cat']);
-    await run.waitFor(/logging cat to/);
-    run.child.stdin.end('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
-    expect(await run.done).toEqual({ code: 0, signal: null });
-    expect(run.stdout()).toBe('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
-    expect((await records(dir)).map((r) => (r.kind === 'lifecycle' ? r.event : r.kind))).toEqual(['start', 'notification', 'stdin-end', 'notification', 'exit']);
-  });
-});
-
-describe('the client stops reading', () => {
-  test('the server sees a broken pipe, as without mcptap: `yes` stops, and mcptap exits with its status', async () => {
-    const dir = freshDir();
-    const run = start(['--log-dir', dir, '--', 'yes']);
-    run.child.stdin.end();
-    // Read the first chunk, then close our end of mcptap's stdout, as `| head -1` would.
-    await new Promise<void>((resolve) => run.child.stdout.once('data', () => resolve()));
-    run.child.stdout.destroy();
-    const child = Number((await records(dir).catch(() => []))[0]?.childPid ?? 0);
-    try {
-      // Node gives a child socket pairs, not pipes: `yes` reads ECONNRESET (or EPIPE) and exits 1; a server
-      // killed by SIGPIPE would make mcptap exit 141. Either way mcptap passes the server's status on.
-      const done = await Promise.race([run.done, new Promise((r) => setTimeout(() => r('still running after 8 s'), 8000))]);
-      expect(done).toEqual({ code: 1, signal: null });
-      if (child) expect(await until(() => !alive(child))).toBe(true);
-    } finally {
-      // Leave nothing spinning behind if it failed.
-      run.child.kill('SIGKILL');
-      if (child && alive(child)) process.kill(child, 'SIGKILL');
-    }
-    const log = await records(dir);
-    expect(log.find((r) => r.kind === 'lifecycle' && r.event === 'warning')!.msg).toMatch(/^the client stopped reading mcptap's stdout \(EPIPE\)/);
-    expect(log.at(-1)).toMatchObject({ event: 'exit', code: 1 });
-    expect(log.filter((r) => r.kind === 'stderr').map((r) => r.text)).toEqual([expect.stringMatching(/^yes: standard output: (Broken pipe|Connection reset by peer)$/)]);
-  });
-});
-
-describe('nobody reads mcptap\u2019s stderr', () => {
-  test('a closed stderr does not take the session down: traffic flows, the server\u2019s stderr is still logged', async () => {
-    const dir = freshDir();
-    const script = "process.stdin.on('data', (d) => { console.error('server saw ' + d.length + ' bytes'); process.stdout.write(d); }); process.stdin.on('end', () => process.exit(0))";
-    const run = start(['--log-dir', dir, '--', process.execPath, '-e', script]);
-    run.child.stderr.destroy();
-    await new Promise((r) => setTimeout(r, 300));
-    run.child.stdin.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
-    expect(await run.done).toEqual({ code: 0, signal: null });
-    expect(run.stdout()).toBe('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
-    const log = await records(dir);
-    expect(log.filter((r) => r.kind === 'stderr').map((r) => r.text)).toEqual(['server saw 41 bytes']);
-    expect(log.some((r) => r.kind === 'lifecycle' && r.event === 'warning' && /stderr/.test(r.msg))).toBe(true);
-  });
-});
-
-describe('partial lines when the server goes first', () => {
-  test('a client line still unfinished when the server exits is logged as partial, not lost', async () => {
-    const dir = freshDir();
-    const run = start(['--log-dir', dir, '--', process.execPath, '-e', 'process.stdin.resume(); setTimeout(() => process.exit(0), 500)']);
-    run.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/ca');
-    expect((await run.done).code).toBe(0);
-    run.child.stdin.destroy();
-    const partial = (await records(dir)).filter((r) => r.kind === 'invalid');
-    expect(partial).toEqual([expect.objectContaining({ dir: 'c2s', partial: true, raw: '{"jsonrpc":"2.0","id":1,"method":"tools/ca', bytes: 42 })]);
-  });
 });
 
 describe('stderr', () => {
