@@ -20,6 +20,8 @@ import { HttpObserver, type HttpExchange } from '../session/http-exchange.js';
 import { tapWebSocket } from './ws.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { McptapError } from '../types.js';
+import { LEVEL } from '../log/schema.js';
+import { checkHostHeader, isLoopbackHost, nonLoopbackWarning } from '../net-safety.js';
 import { teeSink, type RecordObserver } from '../export/tee-sink.js';
 
 /** Default cap on how much of one body or frame the log keeps (the traffic itself is never cut). */
@@ -49,6 +51,12 @@ export interface HttpTapOptions {
   cwd?: string;
   /** Called with every record after it is logged, stamped as in the log (the live OTLP exporter); must not block. */
   onRecord?: RecordObserver;
+  /**
+   * Apply mcptap's own DNS-rebinding rule to proxied requests too (--strict-host): refuse with 403 any request
+   * whose Host, or Origin when sent, does not name this proxy. Off by default: the proxy is transparent, so the
+   * upstream's own Host and Origin checks see what the client sent.
+   */
+  strictHost?: boolean;
 }
 
 /** A running HTTP tap. */
@@ -145,8 +153,10 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   const agent = targetUrl.protocol === 'https:' ? new (await import('node:https')).Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   const proxy = httpProxy.createProxyServer({
     target,
-    // Virtual hosts (api.openai.com) and MCP servers' DNS-rebinding checks want the upstream's own Host.
-    changeOrigin: true,
+    // Transparent for a server on this machine: Host (and Origin) reach it as the client sent them, so its own
+    // DNS-rebinding check still judges the real client (rewriting Host would launder a rebinding page's
+    // requests into local-looking ones). A remote API behind a virtual host (api.openai.com) needs its own name.
+    changeOrigin: !isLoopbackHost(targetUrl.hostname),
     agent,
     ws: true,
   });
@@ -249,7 +259,25 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   // The client went away before the upstream answered: http-proxy aborts the upstream request.
   proxy.on('econnreset', () => {});
 
+  /** With --strict-host, the reason to refuse this request (and a record saying so), else undefined. */
+  const refusal = (req: http.IncomingMessage): string | undefined => {
+    if (!options.strictHost) return undefined;
+    const verdict = checkHostHeader(req.headers, { port: actualPort, allowedHosts: [host] });
+    if (verdict.ok) return undefined;
+    writer.write({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `Refused ${req.method ?? 'GET'} ${req.url ?? '/'} (--strict-host): ${verdict.reason}` });
+    return verdict.reason;
+  };
+
+  // Known once listening (port 0 picks one); requests only arrive after that.
+  let actualPort = port;
   const server = http.createServer((req, res) => {
+    const refused = refusal(req);
+    if (refused !== undefined) {
+      const body = JSON.stringify({ error: `mcptap refused this request: ${refused}` });
+      res.writeHead(403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
     const exchange = observer.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, Date.now(), performance.now());
     const t: Tracked = { exchange, settled: false };
     tracked.set(req, t);
@@ -273,6 +301,10 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   });
 
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (refusal(req) !== undefined) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
     const exchange = observer.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, Date.now(), performance.now());
     const t: Tracked = { exchange, settled: false };
     tracked.set(req, t);
@@ -311,7 +343,9 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   server.on('error', (error) => warn(`the proxy's listening socket failed: ${error.message}`));
 
   const address = server.address();
-  const actualPort = typeof address === 'object' && address ? address.port : port;
+  actualPort = typeof address === 'object' && address ? address.port : port;
+  const exposed = nonLoopbackWarning(host, actualPort);
+  if (exposed) warn(exposed);
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `http://${urlHost}:${actualPort}`;
   writer.write({

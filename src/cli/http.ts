@@ -11,6 +11,7 @@ import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING } from './log-op
 function httpOptions(y: Argv): Argv {
   return logSafetyOptions(y)
     .option('target', { type: 'string', demandOption: 'Give the upstream with --target, for example --target http://127.0.0.1:11435', describe: 'Upstream base URL (http:// or https://), e.g. http://127.0.0.1:11435' })
+    .option('strict-host', { type: 'boolean', default: false, describe: 'Refuse (403) proxied requests whose Host or Origin does not name this proxy, as mcptap\u2019s own pages always do (DNS rebinding)' })
     .option('listen', { type: 'string', describe: 'Where the proxy listens: PORT (binds 127.0.0.1) or HOST:PORT (default: a free port on 127.0.0.1)' })
     .option('log-dir', { type: 'string', describe: 'Folder for the log (default: $MCPTAP_LOG_DIR, else ./logs, else a per-user folder)' })
     .option('name', { type: 'string', describe: "Label for the log file and records (default: the target's host and port)" })
@@ -41,6 +42,7 @@ async function run(argv: Record<string, unknown>): Promise<void> {
       ...(typeof argv.name === 'string' ? { label: argv.name } : {}),
       maxBody,
       chunks: argv.chunks !== false,
+      strictHost: argv['strict-host'] === true,
       ...(live ? { onRecord: live.observe } : {}),
     });
   } catch (error) {
