@@ -109,13 +109,13 @@ function scanHead(head: string, found: Peeked): void {
       const end = stringEnd(head, i);
       if (end === -1) return; // the head stops inside a string
       if (expectKey) {
-        const key = JSON.parse(head.slice(i, end + 1)) as string;
+        const key = parseOr(head.slice(i, end + 1), '') as string;
         lastKey = key;
         const depth = stack.length;
         if (depth === 1 || (depth === 2 && stack[1]!.key === 'params' && key === 'name')) {
           SIMPLE_VALUE.lastIndex = end + 1;
           const value = SIMPLE_VALUE.exec(head);
-          const parsed = value ? (JSON.parse(value[1]!) as unknown) : undefined;
+          const parsed = value ? parseOr(value[1]!, undefined) : undefined;
           if (depth === 1) noteTopLevel(key, parsed, value !== null, found);
           else if (typeof parsed === 'string') found.tool = parsed;
         }
@@ -141,6 +141,15 @@ function noteTopLevel(key: string, value: unknown, simple: boolean, found: Peeke
   else if (key === 'error') {
     found.response = true;
     found.error = true;
+  }
+}
+
+/** JSON.parse that gives `fallback` instead of throwing (a bad escape in a cut-off frame is data, not a crash). */
+function parseOr(text: string, fallback: unknown): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return fallback;
   }
 }
 

@@ -147,6 +147,11 @@ describe('peekIdAndMethod: the head (and tail) of a frame too long to keep', () 
   test('an error response says so', () => {
     expect(peekIdAndMethod(`{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"${filler}`)).toMatchObject({ id: 4, error: true });
   });
+  test('malformed escapes in the head or tail never throw', () => {
+    expect(() => peekIdAndMethod('{"\\q":1,"id":"\\x","method":"m\\u12","params":{"name":"\\z"')).not.toThrow();
+    expect(peekIdAndMethod('{"\\q":1,"id":3,"method":"ok"')).toMatchObject({ id: 3, method: 'ok' });
+    expect(() => peekIdAndMethod('{"a":"', '","id":"\\x"}')).not.toThrow();
+  });
   test('plain text has nothing', () => {
     expect(peekIdAndMethod(filler, filler)).toEqual({});
   });
