@@ -17,6 +17,9 @@ import { chromium, type Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { runOllamaAgent } from '../../src/demo/agent.js';
+// @ts-expect-error -- a plain .mjs fixture without type declarations
+import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
 const BIN = 'bin/mcptap.js';
@@ -151,6 +154,70 @@ describe('mcptap ui in headless Chromium', () => {
     const origin = ui.url.replace(/\/$/, '');
     expect(requests.filter((u) => !u.startsWith(origin))).toEqual([]);
     expect(sockets).toEqual([`ws://127.0.0.1:${ui.port}/ws`]);
+  });
+
+  it.runIf(existsSync(CHROMIUM))('shows an agent loop while it runs: LLM calls, the tool call, and the linked round trip', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const logs = join(dir, 'logs');
+    const ui = await startUi(logs);
+    const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    cleanups.push(() => context.close());
+    const tab = await context.newPage();
+    await tab.goto(ui.url);
+    await tab.waitForSelector('#status[data-state="live"]');
+    expect(await tab.locator('#timeline tr.rec').count()).toBe(0);
+
+    // The agent starts after the page: its LLM behind `mcptap http`, its tool behind the stdio tap.
+    const upstream = (await startLlmUpstream({ speed: 0 })) as { url: string; close(): Promise<void> };
+    cleanups.push(() => upstream.close());
+    const llm = spawn(process.execPath, [BIN, 'http', '--target', upstream.url, '--log-dir', logs, '--name', 'llm'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const llmExited = new Promise<void>((resolve) => llm.once('exit', () => resolve()));
+    cleanups.push(async () => {
+      llm.kill('SIGTERM');
+      await llmExited;
+    });
+    let llmErr = '';
+    const llmUrl = await new Promise<string>((resolve) => {
+      llm.stderr!.on('data', (c: Buffer) => {
+        llmErr += c.toString('utf8');
+        const m = /listening on (http:\/\/\S+),/.exec(llmErr);
+        if (m) resolve(m[1]!);
+      });
+    });
+    const weather = await weatherSession(logs, 'weather');
+    cleanups.push(() => weather.close());
+    const { tools } = await weather.listTools();
+    const run = await runOllamaAgent({
+      baseUrl: llmUrl,
+      model: 'qwen2.5:3b',
+      prompt: 'what is the weather in California?',
+      toolbox: {
+        tools: tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema as Record<string, unknown> })),
+        async call(name, args) {
+          const r = await weather.callTool({ name, arguments: args });
+          return (r.content as { text?: string }[]).map((c) => c.text ?? '').join('\n');
+        },
+      },
+    });
+    expect(run.toolCalls).toHaveLength(1);
+
+    await tab.waitForFunction(() => document.querySelectorAll('#timeline tr.rec[data-kind="llm-response"]').length === 2, undefined, { timeout: 15_000 });
+    await tab.waitForFunction(() => document.querySelectorAll('#timeline tr.rec[data-method="tools/call"]').length === 2, undefined, { timeout: 15_000 });
+    // The round trip is linked across the two logs: model, MCP server, fed back.
+    await tab.waitForFunction(() => [...document.querySelectorAll('#round-trips tr.trip')].some((tr) => /ollama qwen2\.5:3b/.test(tr.textContent ?? '') && /weather #\d+/.test(tr.textContent ?? '')), undefined, { timeout: 15_000 });
+    const trip = await tab.$$eval('#round-trips tr.trip td', (tds) => tds.map((td) => td.textContent));
+    expect(trip[1]).toBe('get_weather');
+    expect(trip[6]).toBe('yes');
+    expect(trip[7]).toBe("It's always raining in California");
+    await tab.waitForFunction(() => [...document.querySelectorAll('#diagram svg.sequence g.participant text')].some((t) => t.textContent === 'LLM (ollama)'));
+    // Filter by tool finds the model's tool call (on the LLM reply) and the MCP call.
+    await tab.fill('#filter-tool', 'get_weather');
+    const kinds = await tab.$$eval('#timeline tbody tr.rec', (trs) => trs.map((tr) => (tr as HTMLElement).dataset.kind));
+    expect(new Set(kinds)).toEqual(new Set(['llm-response', 'llm-request', 'request', 'response']));
   });
 
   it('refuses requests and WebSockets whose Host or Origin do not name it', async () => {
