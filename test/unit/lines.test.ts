@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { LineFramer, TAIL_BYTES, withoutCutCharacter } from '../../src/framing/lines.js';
 import type { Frame } from '../../src/types.js';
@@ -191,5 +192,38 @@ describe('LineFramer', () => {
     expect(withoutCutCharacter(binary)).toEqual(binary);
     const lone = Buffer.from([0x41, 0x80, 0x80, 0x80, 0x80]);
     expect(withoutCutCharacter(lone)).toEqual(lone);
+  });
+});
+
+describe('LineFramer properties (fast-check)', () => {
+  test('any bytes, any chunking: the same frames as one push, and the frames rebuild the input', () => {
+    const byte = fc.oneof(fc.constantFrom(0x0a, 0x0d, 0x7b, 0x22), fc.integer({ min: 0, max: 255 }));
+    fc.assert(
+      fc.property(fc.array(byte, { maxLength: 200 }), fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 6 }), fc.integer({ min: 0, max: 40 }), (bytes, cuts, cap) => {
+        const input = Buffer.from(bytes);
+        const points = [...new Set(cuts.map((c) => Math.min(c, input.length)))].sort((a, b) => a - b);
+        const chunks: Buffer[] = [];
+        let last = 0;
+        for (const p of points) {
+          chunks.push(input.subarray(last, p));
+          last = p;
+        }
+        chunks.push(input.subarray(last));
+        const whole = run([input], cap);
+        const split = run(chunks, cap);
+        const view = (frames: Frame[]) => frames.map((f) => [f.bytes.toString('hex'), f.size, f.truncated, f.sha256, f.crlf, f.partial, f.tail?.toString('hex')]);
+        expect(view(split)).toEqual(view(whole));
+        // Untruncated frames, with their terminators, are exactly the input.
+        if (whole.every((f) => !f.truncated)) {
+          const rebuilt = Buffer.concat(whole.map((f) => Buffer.concat([f.bytes, Buffer.from(f.partial ? '' : f.crlf ? '\r\n' : '\n')])));
+          expect(rebuilt.equals(input)).toBe(true);
+        }
+        for (const f of whole) {
+          expect(f.bytes.length).toBe(Math.min(f.size, cap));
+          expect(f.truncated).toBe(f.size > cap);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { McpSession } from '../../src/session/mcp-session.js';
 import { LineFramer } from '../../src/framing/lines.js';
@@ -287,5 +288,31 @@ describe('McpSession: correlation and edge cases', () => {
       expect(sink.records[0]).toMatchObject({ kind: 'invalid', truncated: true, bytes: 4000, reason: 'plain text, not JSON' });
       expect(sink.records[0]!.msg).toMatch(/MCP clients will fail/);
     });
+  });
+});
+
+describe('McpSession never throws (fast-check)', () => {
+  test('any frame, whole, partial or cut off: no exception, and every record has a sentence', () => {
+    // Fragments of JSON-RPC so that generated frames are often almost valid.
+    const piece = fc.constantFrom('{', '}', '[', ']', ',', ':', '"', '\\', '"id"', '"method"', '"result"', '"error"', '"jsonrpc":"2.0"', '1', 'null', '"tools/call"', '"params"', '"name"', '\u00e9', '\ud83d\ude00', 'x');
+    const text = fc.array(piece, { maxLength: 40 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom<Direction>('c2s', 's2c'), text, fc.integer({ min: 0, max: 60 }), fc.boolean()), { maxLength: 12 }), (frames) => {
+        const { sink, mcp } = session(4);
+        for (const [dir, body, cap, partial] of frames) {
+          const framer = new LineFramer({ dir, maxFrameBytes: cap });
+          const out = [...framer.push(Buffer.from(partial ? body : `${body}\n`), 1, 1)];
+          const tail = framer.end(2, 2);
+          if (tail) out.push(tail);
+          for (const frame of out) expect(() => mcp.observe(frame)).not.toThrow();
+        }
+        expect(() => mcp.end(3, 3)).not.toThrow();
+        for (const r of sink.records) {
+          expect(typeof r.msg).toBe('string');
+          expect(r.msg.length).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 400 },
+    );
   });
 });
