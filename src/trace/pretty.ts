@@ -44,6 +44,8 @@ function kindColumn(r: LogRecord): string {
 }
 
 function methodColumn(r: LogRecord): string {
+  // An HTTP record's sentence starts with its method and path already.
+  if (r.kind.startsWith('http-')) return '';
   const o = r as unknown as Record<string, unknown>;
   const method = typeof o.method === 'string' ? o.method : typeof o.model === 'string' ? o.model : undefined;
   const id = o.id;
