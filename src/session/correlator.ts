@@ -59,7 +59,7 @@ export class Correlator {
       pushedOut.push(previous);
     }
     this.open.set(key, request);
-    if (request.progressToken !== undefined) this.byProgressToken.set(tokenKey(request.progressToken), request);
+    if (request.progressToken !== undefined) this.byProgressToken.set(tokenKey(request.dir, request.progressToken), request);
     while (this.open.size > this.maxPending) {
       const [oldestKey, oldest] = this.open.entries().next().value as [string, OpenRequest];
       this.forget(oldestKey, oldest);
@@ -84,10 +84,15 @@ export class Correlator {
     return { request, latencyMs: roundMs(mono - request.mono) };
   }
 
-  /** The open request a progress notification refers to. */
-  progress(token: string | number): OpenRequest | undefined {
-    return this.byProgressToken.get(tokenKey(token));
+  /**
+   * The open request a progress notification travelling in `dir` refers to. Progress travels against its request
+   * (the server reports on the client's call), and both peers may pick the same token (the SDK uses its request
+   * id), so the token is looked up among the other side's requests.
+   */
+  progress(token: string | number, dir: Direction): OpenRequest | undefined {
+    return this.byProgressToken.get(tokenKey(opposite(dir), token));
   }
+
 
   /**
    * The open request a `notifications/cancelled` sent in `dir` refers to (the sender's own request), marked as
@@ -115,7 +120,7 @@ export class Correlator {
   private forget(key: string, request: OpenRequest): void {
     this.open.delete(key);
     if (request.progressToken !== undefined) {
-      const tk = tokenKey(request.progressToken);
+      const tk = tokenKey(request.dir, request.progressToken);
       if (this.byProgressToken.get(tk) === request) this.byProgressToken.delete(tk);
     }
   }
@@ -135,6 +140,6 @@ function requestKey(dir: Direction, id: JsonRpcId): string {
   return `${dir}:${typeof id}:${id}`;
 }
 
-function tokenKey(token: string | number): string {
-  return `${typeof token}:${token}`;
+function tokenKey(dir: Direction, token: string | number): string {
+  return `${dir}:${typeof token}:${token}`;
 }

@@ -248,7 +248,7 @@ export class McpSession {
   private relatedRequest(dir: Direction, method: string, params: Record<string, unknown> | undefined): OpenRequest | undefined {
     if (method === 'notifications/progress') {
       const token = tokenOf(params?.progressToken);
-      return token === undefined ? undefined : this.correlator.progress(token);
+      return token === undefined ? undefined : this.correlator.progress(token, dir);
     }
     if (method === 'notifications/cancelled') {
       const id = params?.requestId;

@@ -52,12 +52,24 @@ describe('Correlator', () => {
     const c = new Correlator();
     c.request(req({ dir: 'c2s', id: 5, method: 'tools/call', progressToken: 'tok' }));
     c.request(req({ dir: 'c2s', id: 6, method: 'tools/call', progressToken: 6 }));
-    expect(c.progress('tok')?.id).toBe(5);
-    expect(c.progress(6)?.id).toBe(6);
-    expect(c.progress('6')).toBeUndefined();
-    expect(c.progress('nope')).toBeUndefined();
+    expect(c.progress('tok', 's2c')?.id).toBe(5);
+    expect(c.progress(6, 's2c')?.id).toBe(6);
+    expect(c.progress('6', 's2c')).toBeUndefined();
+    expect(c.progress('nope', 's2c')).toBeUndefined();
     c.respond('s2c', 5, 1);
-    expect(c.progress('tok')).toBeUndefined();
+    expect(c.progress('tok', 's2c')).toBeUndefined();
+  });
+
+  test('both peers may use the same progress token (the SDK uses its request id): progress finds the right one', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 5, method: 'tools/call', progressToken: 5 }));
+    c.request(req({ dir: 's2c', id: 5, method: 'sampling/createMessage', progressToken: 5 }));
+    // Progress travels against its request: the server reports on the client's call, and the other way round.
+    expect(c.progress(5, 's2c')?.method).toBe('tools/call');
+    expect(c.progress(5, 'c2s')?.method).toBe('sampling/createMessage');
+    c.respond('c2s', 5, 1); // the client answers the sampling request
+    expect(c.progress(5, 'c2s')).toBeUndefined();
+    expect(c.progress(5, 's2c')?.method).toBe('tools/call');
   });
 
   test('a replaced request does not steal the token of the one that replaced it', () => {
@@ -65,7 +77,7 @@ describe('Correlator', () => {
     c.request(req({ dir: 'c2s', id: 1, progressToken: 'a' }));
     c.request(req({ dir: 'c2s', id: 2, progressToken: 'a', method: 'second' }));
     c.respond('s2c', 1, 1); // the first one's answer
-    expect(c.progress('a')?.method).toBe('second');
+    expect(c.progress('a', 's2c')?.method).toBe('second');
   });
 
   test('cancelled: the canceller names its own request', () => {
@@ -86,8 +98,8 @@ describe('Correlator', () => {
     for (let i = 0; i < 6; i++) pushed.push(...c.request(req({ dir: 'c2s', id: i, seq: i, progressToken: `t${i}` })));
     expect(pushed.map((p) => p.id)).toEqual([0, 1, 2]);
     expect(c.size).toBe(3);
-    expect(c.progress('t0')).toBeUndefined();
-    expect(c.progress('t5')?.id).toBe(5);
+    expect(c.progress('t0', 's2c')).toBeUndefined();
+    expect(c.progress('t5', 's2c')?.id).toBe(5);
     expect(c.respond('s2c', 0, 1)).toBeUndefined();
     expect(c.respond('s2c', 4, 1)?.request.id).toBe(4);
   });
@@ -98,7 +110,7 @@ describe('Correlator', () => {
     c.request(req({ dir: 's2c', id: 'a' }));
     expect(c.drain().map((r) => r.id)).toEqual(['b', 'a']);
     expect(c.size).toBe(0);
-    expect(c.progress(1)).toBeUndefined();
+    expect(c.progress(1, 's2c')).toBeUndefined();
     expect(c.drain()).toEqual([]);
   });
 

@@ -120,6 +120,18 @@ describe('McpSession: correlation and edge cases', () => {
     expect(mcp.openRequests).toBe(0);
   });
 
+  test('the same progress token used by both peers links each progress to the right request', () => {
+    const { sink, mcp } = session();
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}'));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"messages":[],"_meta":{"progressToken":1}}}'));
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}'));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}'));
+    expect(sink.records.slice(2).map((r) => [r.dir, r.relatedMethod, r.requestSeq])).toEqual([
+      ['c2s', 'sampling/createMessage', 1],
+      ['s2c', 'tools/call', 0],
+    ]);
+  });
+
   test('a version mismatch is said plainly', () => {
     const { sink, mcp } = session();
     mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"c"}}}'));
