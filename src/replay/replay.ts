@@ -7,7 +7,8 @@
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listLogFiles } from '../log/reader.js';
+import { listLogFiles, readAllRecords } from '../log/reader.js';
+import { buildScript } from './mcp-engine.js';
 import { startHttpReplay } from './http-server.js';
 import type { MatchMode } from './match.js';
 
@@ -59,6 +60,8 @@ export async function replay(options: ReplayOptions): Promise<ReplayHandle> {
   if (options.speed !== undefined) args.push('--speed', String(options.speed));
   if (options.noDelay) args.push('--no-delay');
   if (options.listen === undefined) {
+    // Read the capture here too, so a log with nothing to replay (or several sessions) fails in the caller.
+    buildScript(await readAllRecords(absolute), options.session);
     return { command: process.execPath, args, misses: [], close: async () => {} };
   }
   const listen = typeof options.listen === 'number' ? { port: options.listen } : options.listen;

@@ -54,6 +54,13 @@ describe('stdio replay', () => {
     expect(stderr).toMatch(/mcptap: replay miss: completion\/complete is not in the capture/);
   });
 
+  test('replay() refuses, in the caller, a log with no MCP session to stand in for', async () => {
+    await expect(replay({ logs: 'fixtures/captures/ollama/agent.ndjson' })).rejects.toThrow(
+      'the log holds no MCP frames to replay. Give a log written by mcptap around an MCP server (stdio or Streamable HTTP).',
+    );
+    await expect(replay({ logs: 'fixtures/captures/roundtrip' })).resolves.toMatchObject({ command: process.execPath });
+  });
+
   test('stdout carries only the recorded frames; a missing log is one plain sentence and exit 1', async () => {
     const child = spawn(process.execPath, ['bin/mcptap.js', 'replay', 'no/such/log.ndjson'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
