@@ -2,6 +2,7 @@
  * `mcptap http --target URL [--listen [HOST:]PORT]`: put the HTTP tap in front of an MCP server, Ollama or an
  * OpenAI-compatible API. A thin layer over startHttpTap: flags in, a running proxy out, Ctrl-C to stop.
  */
+import { dirname } from 'node:path';
 import type { Argv } from 'yargs';
 import { startHttpTap, startLiveSpanExporter, DEFAULT_HTTP_MAX_BODY, type LiveSpanExporter } from '../index.js';
 import { fail, type RegisterCommand } from './shared.js';
@@ -48,6 +49,7 @@ async function run(argv: Record<string, unknown>): Promise<void> {
   } catch (error) {
     fail(error, error instanceof McptapError && error.code.startsWith('BAD_') ? 2 : 1);
   }
+  live?.joinLogsIn(dirname(tap.logFile), tap.logFile);
   process.stderr.write(`mcptap: listening on ${tap.url}, forwarding to ${tap.target}\nmcptap: logging to ${tap.logFile}\n`);
   let stopping = false;
   const stop = (): void => {

@@ -6,6 +6,7 @@
  * reads its three flags by hand and loads neither yargs nor the rest of the library. Anything the fast path
  * does not recognise (help, a typo, another command) goes through yargs as usual.
  */
+import { dirname } from 'node:path';
 import type { Argv } from 'yargs';
 import { startStdioTap, DEFAULT_MAX_BODY } from '../capture/stdio.js';
 import { McptapError } from '../types.js';
@@ -70,6 +71,8 @@ export function runWrap(flags: WrapFlags, wrapped: readonly string[]): void {
     ...flags.safety,
     ...(live ? { onRecord: live.observe } : {}),
   });
+  // Live tools/call spans join the model call that asked for them, found in the LLM proxy's log in the same folder.
+  live?.joinLogsIn(dirname(tap.logFile), tap.logFile);
   if (flags.safety?.redact === false) process.stderr.write(`mcptap: ${NO_REDACT_WARNING}\n`);
   for (const signal of FORWARDED_SIGNALS) process.on(signal, () => tap.signal(signal));
   void tap.exited.then(async ({ exitCode }) => {

@@ -9,13 +9,15 @@
  *   OTLPTraceExporter (JSON over HTTP, with its timeout), loaded just after start, off the start-up path.
  * - a receiver that is down or slow costs spans, not memory, and gives one notice.
  *
- * Live spans see one tap's records only: the join of a model's tool call to the MCP `tools/call` that ran it
- * needs the LLM proxy's log and the MCP server's log together, which `mcptap export --format otlp` has. Span ids
- * are the same in both, so a live trace and a later export line up.
+ * A tap sees only its own traffic; with `joinLogsIn(logDir)` a `tools/call` span is joined to the model's tool
+ * call found in the LLM proxy's log in the same folder (live-join.ts). Span ids are the same as in `mcptap export
+ * --format otlp`, so a live trace and a later export line up (the export also groups a turn's LLM calls in one
+ * trace, which live spans cannot know yet).
  */
 import type { LogRecord } from '../log/schema.js';
 import { McptapError } from '../types.js';
 import { SpanBuilder, type SpanData } from './otlp-spans.js';
+import { LiveToolCallIndex } from './live-join.js';
 
 /** Default number of records waiting to become spans, and of spans waiting to be sent. */
 export const DEFAULT_LIVE_MAX_RECORDS = 10_000;
@@ -52,6 +54,11 @@ export interface LiveSpanStats {
 export interface LiveSpanExporter {
   /** The OTLP traces URL spans go to. */
   readonly url: string;
+  /**
+   * Join `tools/call` spans to the model's tool call found in the other logs of `dir` (the LLM proxy's), so a live
+   * round trip is one trace (see live-join.ts). `ownFile` (this tap's log) is not read.
+   */
+  joinLogsIn(dir: string, ownFile?: string): void;
   /** Hand over one record (as the log has it). Never throws, never waits. */
   observe(record: LogRecord): void;
   /** Turn what is left into spans and send them, waiting at most `timeoutMs` (default 2000). */
@@ -101,6 +108,7 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
   let inFlight: Promise<void> | undefined;
   let exporter: Promise<{ exporter: OtlpExporter; toReadableSpans: (s: SpanData[]) => unknown[] }> | undefined;
   let closed = false;
+  let joinIndex: LiveToolCallIndex | undefined;
 
   const arm = (): void => {
     if (timer || closed) return;
@@ -108,26 +116,44 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
     timer.unref();
   };
 
+  let building: Promise<void> | undefined;
   function tick(): void {
     timer = undefined;
-    build();
-    if (!inFlight && spans.length > 0) inFlight = pump().finally(() => (inFlight = undefined));
-    if (records.length > 0 || spans.length > 0) arm();
+    if (building) return arm();
+    building = build().finally(() => {
+      building = undefined;
+      if (!inFlight && spans.length > 0) inFlight = pump().finally(() => (inFlight = undefined));
+      if (records.length > 0 || spans.length > 0) arm();
+    });
   }
 
-  function build(): void {
+  async function build(): Promise<void> {
     const batch = records;
     records = [];
+    const fresh: SpanData[] = [];
     for (const r of batch) {
       try {
-        for (const span of builder.push(r)) {
-          stats.spans++;
-          spans.push(span);
-        }
+        fresh.push(...builder.push(r));
       } catch {
         // A record the mapping cannot read costs its span, never the tap.
       }
     }
+    if (joinIndex && fresh.some((s) => s.toolCall && s.parentSpanId === undefined)) {
+      try {
+        await joinIndex.refresh();
+        for (const s of fresh) {
+          if (!s.toolCall || s.parentSpanId !== undefined) continue;
+          const model = joinIndex.find(s.toolCall.name, s.toolCall.arguments, s.startTime);
+          if (!model) continue;
+          s.traceId = model.traceId;
+          s.parentSpanId = model.spanId;
+        }
+      } catch {
+        // The other logs could not be read: the spans go out unjoined.
+      }
+    }
+    stats.spans += fresh.length;
+    spans.push(...fresh);
     if (spans.length > maxSpans) {
       const excess = spans.length - maxSpans;
       spans = spans.slice(excess);
@@ -173,6 +199,11 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
   return {
     url,
     stats,
+    joinLogsIn(dir: string, ownFile?: string): void {
+      joinIndex = new LiveToolCallIndex(dir, ownFile);
+      // The first look only notes where each file ends; do it now, not when the first tool call is waiting.
+      void joinIndex.refresh().catch(() => {});
+    },
     observe(record: LogRecord): void {
       if (closed) return;
       stats.records++;
@@ -189,7 +220,8 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
       closed = true;
       if (timer) clearTimeout(timer);
       timer = undefined;
-      build();
+      await building;
+      await build().catch(() => {});
       const drain = (async () => {
         if (inFlight) await inFlight;
         while (spans.length > 0) await send();

@@ -53,6 +53,11 @@ export interface SpanData {
   links: { traceId: string; spanId: string; attributes: Record<string, SpanAttributeValue> }[];
   /** Who saw it: becomes the span's resource (`service.name` is `mcptap`). */
   resource: { label: string; session: string; channel: string };
+  /**
+   * For a `tools/call` span: the tool and the arguments the server got, so the live exporter can find the model's
+   * tool call it ran (never exported: arguments are not attributes).
+   */
+  toolCall?: { name: string; arguments: unknown };
 }
 
 /** Span id of the MCP request at `seq` of `session` (deterministic, so live and offline exports agree). */
@@ -63,6 +68,11 @@ export function mcpSpanId(session: string, seq: number): string {
 /** Span id of the LLM call `exchange` of `session`. */
 export function llmSpanId(session: string, exchange: string): string {
   return hex(`llm\u0000${session}\u0000${exchange}`, 16);
+}
+
+/** Trace id of the LLM call `exchange` of `session` as a live tap sends it (the export groups calls by turn instead). */
+export function liveLlmTraceId(session: string, exchange: string): string {
+  return hex(`trace\u0000llm\u0000${session}\u0000${exchange}`, 32);
 }
 
 /** A W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`), parsed; undefined when it is not one. */
@@ -147,7 +157,7 @@ export class SpanBuilder {
   private request(r: RequestRecord): void {
     const o: OpenRequest = { record: r, events: [] };
     // Parsing every request again would double the JSON work of the tap: only when an attribute needs params.
-    const needsParams = r.raw.includes('traceparent') || r.method === 'initialize' || r.method === 'prompts/get' || r.method.startsWith('resources/') || (r.method === 'tools/call' && r.tool === undefined);
+    const needsParams = r.raw.includes('traceparent') || r.method === 'initialize' || r.method === 'prompts/get' || r.method.startsWith('resources/') || r.method === 'tools/call';
     if (needsParams) {
       const params = asObject(parseRaw(r.raw)?.params);
       if (params) o.params = params;
@@ -248,6 +258,7 @@ export class SpanBuilder {
       links: [],
       resource: { label: r.label, session: r.session, channel: r.channel },
     };
+    if (r.method === 'tools/call' && target !== undefined) span.toolCall = { name: target, arguments: params?.arguments ?? {} };
     if (o.traceparent) {
       span.parentSpanId = o.traceparent.spanId;
       attributes['mcptap.traceparent'] = 'params._meta';
@@ -299,7 +310,7 @@ export class SpanBuilder {
       status = { code: 'error', message: r.error };
     }
     return {
-      traceId: hex(`trace\u0000llm\u0000${r.session}\u0000${r.exchange}`, 32),
+      traceId: liveLlmTraceId(r.session, r.exchange),
       spanId: llmSpanId(r.session, r.exchange),
       name: model !== undefined ? `${operation} ${model}` : operation,
       kind: 'client',

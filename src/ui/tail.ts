@@ -22,11 +22,24 @@ interface FileState {
   partial: Buffer;
 }
 
+export interface LogTailOptions {
+  /** Skip what the files hold at the first look (follow only what is written from now on). */
+  fromEnd?: boolean;
+  /** Only lines this accepts are parsed (a cheap text test saves parsing records nobody wants). */
+  accept?: (line: string) => boolean;
+  /** A file to leave out (the caller's own log). */
+  skip?: string;
+}
+
 /** Reads new records from a log folder each time `poll` is called. */
 export class LogTail {
   private readonly files = new Map<string, FileState>();
+  private first = true;
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly options: LogTailOptions = {},
+  ) {}
 
   /** Records written since the last call (all of them on the first), in file order per file. */
   async poll(): Promise<LogRecord[]> {
@@ -38,12 +51,23 @@ export class LogTail {
       return [];
     }
     const out: LogRecord[] = [];
+    const first = this.first;
+    this.first = false;
     for (const name of names) {
       const file = join(this.dir, name);
+      if (file === this.options.skip) continue;
       let state = this.files.get(file);
       if (!state) {
         state = { offset: 0, partial: Buffer.alloc(0) };
         this.files.set(file, state);
+        if (first && this.options.fromEnd) {
+          try {
+            state.offset = (await stat(file)).size;
+          } catch {
+            // gone already
+          }
+          continue;
+        }
       }
       try {
         await this.readNew(file, state, out);
@@ -74,7 +98,9 @@ export class LogTail {
         return;
       }
       state.partial = Buffer.from(data.subarray(end + 1));
+      const accept = this.options.accept;
       for (const line of data.subarray(0, end).toString('utf8').split('\n')) {
+        if (accept && !accept(line)) continue;
         const parsed = parseRecordLine(line);
         if (parsed && 'record' in parsed) out.push(parsed.record);
       }

@@ -1,8 +1,9 @@
 /**
  * OpenTelemetry against a local OTLP/HTTP receiver (a plain node http server on port 0 collecting POSTs to
  * /v1/traces): `--otlp-endpoint` on `mcptap http` and on the stdio wrapper streams spans while an agent runs (the
- * real `ollama` client, the official SDK Client, the recorded LLM stand-in and the weather server), `mcptap export
- * --format otlp --endpoint` joins the tool round trip into the LLM call's trace, a traceparent in params._meta is
+ * real `ollama` client, the official SDK Client, the recorded LLM stand-in and the weather server) with the tool
+ * round trip joined live into the LLM call's trace, `mcptap export --format otlp --endpoint` joins it too (and
+ * groups the turn), a traceparent in params._meta is
  * honoured, and a receiver that is down costs nothing but a notice.
  *
  * Spawns bin/mcptap.js, which runs the built dist/: build first (npm test does).
@@ -168,6 +169,11 @@ describe('--otlp-endpoint and export --format otlp', () => {
     expect(liveLlm.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'ollama', 'gen_ai.request.model': 'qwen2.5:3b' });
     expect(liveLlm.resource).toMatchObject({ 'mcptap.label': 'llm' });
     expect(receiver.spans.map((s) => s.name)).toEqual(expect.arrayContaining(['initialize', 'tools/list']));
+    // The round trip is joined live too: the stdio tap found the model's call in the LLM proxy's log.
+    const liveAsker = receiver.spans.find((s) => s.name === 'chat qwen2.5:3b' && (s.attributes['mcptap.tool_calls'] as string[] | undefined)?.includes('get_weather'))!;
+    expect(liveCall.traceId).toBe(liveAsker.traceId);
+    expect(liveCall.parentSpanId).toBe(liveAsker.spanId);
+    expect(receiver.spans.find((s) => s.name === 'tools/list')!.parentSpanId).toBeUndefined();
 
     await weather.close();
     expect(await llm.stop()).toBe(0);
