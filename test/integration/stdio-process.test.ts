@@ -32,7 +32,8 @@ describe('exit codes', () => {
   test('command not found → a plain sentence and exit 127', async () => {
     const dir = freshDir();
     const run = start(['--log-dir', dir, '--', 'no-such-mcp-server-xyz', '--flag']);
-    expect((await run.done).code).toBe(127);
+    const done = await run.done;
+    expect(done.code, run.stderr()).toBe(127);
     expect(run.stderr()).toMatch(/^mcptap: cannot start no-such-mcp-server-xyz: command not found\. Check the spelling and that it is on the PATH mcptap sees/m);
     expect(run.stdout()).toBe('');
     const log = await records(dir);
