@@ -68,7 +68,7 @@ export type { SpanData } from './export/otlp-spans.js';
 export { formatOtlp, serializeOtlpJson, toReadableSpans } from './export/otlp.js';
 export { startLiveSpanExporter, sendSpans, otlpTracesUrl } from './export/otlp-live.js';
 export type { LiveSpanExporter, LiveSpanExporterOptions, LiveSpanStats } from './export/otlp-live.js';
-export { teeSink, observingSink } from './export/tee-sink.js';
+export { teeSink } from './export/tee-sink.js';
 export type { RecordObserver, RecordStamp } from './export/tee-sink.js';
 export { startUiServer, DEFAULT_UI_POLL_MS, DEFAULT_UI_MAX_RECORDS } from './ui/server.js';
 export type { UiServer, UiServerOptions } from './ui/server.js';

@@ -46,24 +46,3 @@ export function teeSink(sink: RecordSink, stamp: RecordStamp, observer: RecordOb
     },
   };
 }
-
-/**
- * A sink for a tap's extra-sink option (`StdioTapOptions.sink`), which is handed every draft the tap writes to
- * its log, in the same order: it counts them to give each record the writer's `seq`.
- */
-export function observingSink(stamp: RecordStamp, observer: RecordObserver): RecordSink {
-  let seq = 0;
-  let failed = false;
-  return {
-    write(draft: RecordDraft): number {
-      const n = seq++;
-      if (failed) return n;
-      try {
-        observer(stamped(draft, n, stamp));
-      } catch {
-        failed = true;
-      }
-      return n;
-    },
-  };
-}
