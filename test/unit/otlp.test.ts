@@ -197,3 +197,30 @@ describe('OTLP/JSON', () => {
     expect(out.status.code).toBe(1);
   });
 });
+
+describe('teeSink (how the taps hand records to the live exporter)', () => {
+  it('passes each draft to the log first, then the stamped record with the log\u2019s seq; an observer that throws is switched off', async () => {
+    const { teeSink } = await import('../../src/export/tee-sink.js');
+    const written: unknown[] = [];
+    let nextSeq = 10;
+    const log = { write: (d: unknown) => (written.push(d), nextSeq++) };
+    const seen: LogRecord[] = [];
+    let throwNext = false;
+    const sink = teeSink(log, { session: 'tap-1', channel: 'http', label: 'llm' }, (r) => {
+      if (throwNext) throw new Error('observer bug');
+      seen.push(r);
+    });
+    expect(sink.write({ time: 1, kind: 'stderr', dir: 's2c', text: 'x', bytes: 1, msg: 'm' })).toBe(10);
+    expect(sink.write({ time: 2, kind: 'stderr', dir: 's2c', text: 'y', bytes: 1, msg: 'm', session: 'mcp-7', channel: 'mcp-http' })).toBe(11);
+    expect(seen).toMatchObject([
+      { v: 1, seq: 10, session: 'tap-1', channel: 'http', label: 'llm', level: 30, text: 'x' },
+      { seq: 11, session: 'mcp-7', channel: 'mcp-http', text: 'y' },
+    ]);
+    throwNext = true;
+    expect(sink.write({ time: 3, kind: 'stderr', dir: 's2c', text: 'z', bytes: 1, msg: 'm' })).toBe(12);
+    throwNext = false;
+    expect(sink.write({ time: 4, kind: 'stderr', dir: 's2c', text: 'w', bytes: 1, msg: 'm' })).toBe(13);
+    expect(seen).toHaveLength(2);
+    expect(written).toHaveLength(4);
+  });
+});
