@@ -38,7 +38,11 @@ export function labelFromCommand(command: string, args: readonly string[] = []):
   // `node server.js`, `python weather.py`, `npx -y pkg`: the script or package says more than the runtime.
   if (/^(node|python3?|uv|uvx|npx|bun|deno|tsx)$/i.test(base)) {
     const script = scriptOf(base, args);
-    if (script) return safeLabel(basename(script).replace(/\.(js|mjs|cjs|ts|py)$/i, '').replace(/^@[^/]+\//, ''));
+    if (script) {
+      // `@scope/pkg@1.2.3` → `pkg`, `mcp-server-git==2025.1.14` → `mcp-server-git`: the version is not the name.
+      const name = basename(script).replace(/(?<=.)@[^/@]*$/, '').replace(/(==|>=|<=|~=).*$/, '');
+      return safeLabel(name.replace(/\.(js|mjs|cjs|ts|py)$/i, '').replace(/^@[^/]+\//, ''));
+    }
   }
   return safeLabel(base);
 }

@@ -60,6 +60,12 @@ describe('names', () => {
     expect(labelFromCommand('node', ['--import', 'tsx', 'server.ts'])).toBe('server');
     expect(labelFromCommand('npx', ['-y', '-p', 'pkg-a', 'tool-b'])).toBe('tool-b');
   });
+  test('a package version is not part of the name', () => {
+    expect(labelFromCommand('npx', ['-y', '@modelcontextprotocol/server-everything@latest'])).toBe('server-everything');
+    expect(labelFromCommand('npx', ['-y', 'mcp-weather@1.2.3', 'stdio'])).toBe('mcp-weather');
+    expect(labelFromCommand('uvx', ['mcp-server-git==2025.1.14'])).toBe('mcp-server-git');
+    expect(labelFromCommand('uvx', ['mcp-server-fetch'])).toBe('mcp-server-fetch');
+  });
   test('session ids are unique and carry label and time', () => {
     const a = newSessionId('weather', date);
     const b = newSessionId('weather', date);
