@@ -188,6 +188,8 @@ function scanTail(tail: string, found: Peeked): void {
 
 /** A short human reason for text that is not JSON at all. */
 function describeNonJson(text: string): string {
+  // A UTF-8 byte-order mark (Windows tools write one) makes the line unreadable to JSON parsers.
+  if (text.startsWith('\ufeff')) return 'a line that starts with a UTF-8 byte-order mark (BOM), which JSON parsers reject';
   const trimmed = text.trim();
   if (trimmed === '') return 'an empty line';
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) return 'JSON that does not parse (cut off or malformed)';

@@ -53,6 +53,7 @@ describe('decodeJsonRpc: every message kind', () => {
 describe('decodeJsonRpc: invalid shapes never throw', () => {
   const cases: [string, RegExp][] = [
     ['Server started on port 3000', /plain text/],
+    ['\ufeff{"jsonrpc":"2.0","id":1,"method":"ping"}', /byte-order mark/],
     ['', /empty line/],
     ['   ', /empty line/],
     ['{"jsonrpc":"2.0","id":1,"meth', /does not parse/],
