@@ -192,6 +192,10 @@ function describeNonJson(text: string): string {
   if (text.startsWith('\ufeff')) return 'a line that starts with a UTF-8 byte-order mark (BOM), which JSON parsers reject';
   const trimmed = text.trim();
   if (trimmed === '') return 'an empty line';
+  // A message printed with indentation arrives as many lines: `{`, `"jsonrpc": "2.0",`, …, `}`. Say so, since
+  // "malformed" would send the reader looking for a bad character instead of the pretty-printer.
+  if (trimmed === '{' || trimmed === '[') return 'the start of a JSON message spread over several lines (stdio needs one message per line)';
+  if (/^[}\]],?$/.test(trimmed) || /^"(?:[^"\\]|\\.)*"\s*:/.test(trimmed)) return 'a piece of a JSON message spread over several lines (stdio needs one message per line)';
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) return 'JSON that does not parse (cut off or malformed)';
   return 'plain text, not JSON';
 }
