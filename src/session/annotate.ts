@@ -241,7 +241,13 @@ export function describeInvalid(dir: Direction, reason: string, head: string, pa
     return `The ${dir === 'c2s' ? 'client' : 'server'}\u2019s stream ended in the middle of a line: these bytes were passed on, but without a newline the ${dir === 'c2s' ? 'server' : 'client'} cannot read them as a message${shown}.`;
   }
   if (dir === 's2c' && stdio) {
-    return `The server wrote a line that is not JSON-RPC to stdout (${reason}); MCP clients will fail on it. Send logs to stderr instead${shown}.`;
+    // The fix depends on the cause: a stray print goes to stderr, a pretty-printer loses its indent, a BOM goes.
+    const fix = reason.includes('several lines')
+      ? 'Write each message on one line (no indentation)'
+      : reason.includes('byte-order mark')
+        ? 'Write UTF-8 without a BOM'
+        : 'Send logs to stderr instead';
+    return `The server wrote a line that is not JSON-RPC to stdout (${reason}); MCP clients will fail on it. ${fix}${shown}.`;
   }
   return `The ${dir === 'c2s' ? 'client' : 'server'} sent something that is not JSON-RPC (${reason})${shown}.`;
 }

@@ -84,6 +84,13 @@ describe('annotate: one plain sentence per record', () => {
     );
   });
 
+  test('stdout pollution comes with the fix that fits its cause', () => {
+    expect(describeInvalid('s2c', 'a piece of a JSON message spread over several lines (stdio needs one message per line)', '  "id": 1,', false, true)).toBe(
+      'The server wrote a line that is not JSON-RPC to stdout (a piece of a JSON message spread over several lines (stdio needs one message per line)); MCP clients will fail on it. Write each message on one line (no indentation): "\"id\": 1,".',
+    );
+    expect(describeInvalid('s2c', 'a line that starts with a UTF-8 byte-order mark (BOM), which JSON parsers reject', '\ufeff{}', false, true)).toMatch(/Write UTF-8 without a BOM/);
+  });
+
   test('pending', () => {
     expect(describePending(open({ dir: 's2c', method: 'sampling/createMessage', id: 0 }), 61000, 'session-ended')).toBe(
       'The server\u2019s request sampling/createMessage #0 was never answered (waited 61.0 s before the session ended).',
