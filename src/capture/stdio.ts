@@ -6,9 +6,9 @@
  * lines and decoded by an McpSession. Nothing but the child's own stdout ever reaches our stdout.
  *
  * mcptap owns its child's life: signals are forwarded (to the child's whole process group on POSIX, so `npx`
- * and `uv run` grandchildren go too) and escalate to SIGKILL after a grace period (unref'd timer); stdin EOF is
- * passed on as EOF and nothing more, as a pipe would (the host decides when the server must go, and signals);
- * processes the server leaves behind in its group are ended; and the child's exit code becomes ours.
+ * and `uv run` grandchildren go too) and escalate to SIGKILL after a grace period (unref'd timers); stdin EOF
+ * is passed on, and once the server owes the client no answer it gets the MCP SDK's escalation (wait → SIGTERM →
+ * wait → SIGKILL); processes the server leaves behind in its group are ended; the child's exit code becomes ours.
  */
 import { spawn as spawnPosix, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -30,6 +30,9 @@ import { MCPTAP_VERSION } from '../version.js';
 export const DEFAULT_MAX_BODY = 1024 * 1024;
 /** How long the child gets after a forwarded signal before SIGKILL (as the MCP SDK's client waits after SIGTERM). */
 export const DEFAULT_KILL_GRACE_MS = 2000;
+/** After stdin EOF: how often to look whether the server still owes answers, and how long to wait for them at most. */
+const EOF_CHECK_MS = 100;
+const EOF_MAX_WAIT_MS = 60_000;
 /** Longest stderr line kept in a record, and how many last lines the exit record keeps. */
 const MAX_STDERR_LINE = 8 * 1024;
 const STDERR_TAIL_LINES = 20;
@@ -215,11 +218,30 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     const tail = c2s.end(Date.now(), performance.now());
     if (tail) safely(() => mcp.observe(tail));
     record({ time: Date.now(), kind: 'lifecycle', event: 'stdin-end', msg: 'The client closed its side (stdin ended); the server\u2019s stdin is closed in turn.' });
-    // No kill timer here: a pipe passes EOF on and nothing else. A piped client (a script) closes stdin after its
-    // last request and waits for the answers; a server that finishes in-flight work before exiting must be
-    // allowed to. Hosts that want the server gone (the MCP SDK client: EOF, 2 s, SIGTERM) signal mcptap, and
-    // that signal is forwarded and escalated below; if mcptap is killed outright, the watchdog ends the server.
+    afterStdinEnd();
   });
+
+  /**
+   * After stdin EOF the server gets what the MCP SDK's client gives it (2 s, SIGTERM, 2 s, SIGKILL), so a server
+   * that ignores EOF is not left running once its client is gone. But the clock starts only when the server owes
+   * the client no answer: a piped client (a script) closes stdin right after its last request and waits for the
+   * answers, and a server finishing that work must not be cut off (it could finish without mcptap). A request
+   * never answered starts the clock after EOF_MAX_WAIT_MS all the same.
+   */
+  function afterStdinEnd(): void {
+    const since = performance.now();
+    eofTimer = setInterval(() => {
+      if (mcp.openRequestsFrom('c2s') > 0 && performance.now() - since < EOF_MAX_WAIT_MS) return;
+      clearInterval(eofTimer);
+      eofTimer = setTimeout(() => {
+        sendSignal('SIGTERM');
+        eofTimer = setTimeout(() => sendSignal('SIGKILL'), grace);
+        eofTimer.unref();
+      }, grace);
+      eofTimer.unref();
+    }, EOF_CHECK_MS);
+    eofTimer.unref();
+  }
 
   function logStderr(bytes: Buffer, size: number, truncated: boolean, time: number): void {
     const text = (truncated ? withoutCutCharacter(bytes) : bytes).toString('utf8');
@@ -245,6 +267,8 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
 
   // --- the child's life ---
   let killTimer: NodeJS.Timeout | undefined;
+  /** The stdin-EOF escalation (a check interval, then the SIGTERM and SIGKILL timers). */
+  let eofTimer: NodeJS.Timeout | undefined;
   function sendSignal(signal: NodeJS.Signals): void {
     if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
     try {
@@ -286,6 +310,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
       if (finished) return;
       finished = true;
       if (killTimer) clearTimeout(killTimer);
+      if (eofTimer) clearTimeout(eofTimer); // also clears an interval
       const now = Date.now();
       const mono = performance.now();
       // A client line still unfinished (its stdin open) when the server went is a partial line all the same.

@@ -109,6 +109,13 @@ export class Correlator {
     return this.open.size;
   }
 
+  /** Number of open requests sent in `dir` (one pass over the open requests; for occasional checks). */
+  openFrom(dir: Direction): number {
+    let n = 0;
+    for (const request of this.open.values()) if (request.dir === dir) n++;
+    return n;
+  }
+
   /** Hand back every open request (oldest first) and forget them all: the session ended. */
   drain(): OpenRequest[] {
     const all = [...this.open.values()];

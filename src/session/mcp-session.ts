@@ -97,6 +97,11 @@ export class McpSession {
     return this.correlator.size;
   }
 
+  /** Number of requests sent in `dir` still waiting for an answer (c2s: what the server still owes the client). */
+  openRequestsFrom(dir: Direction): number {
+    return this.correlator.openFrom(dir);
+  }
+
   private observeMessage(frame: Frame, base: FrameFields & { time: number }, message: Message, text: string): void {
     const dir = frame.dir;
     switch (message.type) {

@@ -31,6 +31,22 @@ describe('stdin EOF', () => {
     expect(log.at(-1)).toMatchObject({ event: 'exit', code: 0, signal: null });
   });
 
+  test('a server that ignores EOF is ended once nothing is left to answer: 2 s, SIGTERM (as the SDK client does)', async () => {
+    const dir = freshDir();
+    // Answers one request after 1 s, then idles forever, ignoring EOF.
+    const script = "process.stdin.on('data', (d) => { const m = JSON.parse(d); setTimeout(() => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }) + '\\n'), 1000); }); setInterval(() => {}, 1000)";
+    const run = start(['--log-dir', dir, '--', process.execPath, '-e', script]);
+    const started = Date.now();
+    run.child.stdin.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    expect(await run.done).toEqual({ code: 143, signal: null });
+    // 1 s for the answer it still owed, then the 2 s grace: not cut off before it answered.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+    expect(run.stdout()).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n');
+    const log = await records(dir);
+    expect(log.find((r) => r.kind === 'response')).toMatchObject({ method: 'ping', id: 1 });
+    expect(log.at(-1)).toMatchObject({ event: 'exit', signal: 'SIGTERM' });
+  });
+
   test('stdin EOF closes the child\u2019s stdin, and the child ends on its own', async () => {
     const dir = freshDir();
     const run = start(['--log-dir', dir, '--', 'cat']);

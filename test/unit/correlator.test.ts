@@ -104,6 +104,16 @@ describe('Correlator', () => {
     expect(c.respond('s2c', 4, 1)?.request.id).toBe(4);
   });
 
+  test('openFrom counts the open requests each peer sent', () => {
+    const c = new Correlator();
+    c.request(req({ dir: 'c2s', id: 1 }));
+    c.request(req({ dir: 'c2s', id: 2 }));
+    c.request(req({ dir: 's2c', id: 1 }));
+    expect([c.openFrom('c2s'), c.openFrom('s2c')]).toEqual([2, 1]);
+    c.respond('s2c', 1, 1);
+    expect([c.openFrom('c2s'), c.openFrom('s2c')]).toEqual([1, 1]);
+  });
+
   test('drain hands back every open request, oldest first, and forgets them', () => {
     const c = new Correlator();
     c.request(req({ dir: 'c2s', id: 'b', progressToken: 1 }));
