@@ -214,6 +214,10 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     for (const line of stderrLines.push(chunk, Date.now(), performance.now())) logStderr(line.bytes, line.size, line.truncated, line.time);
   });
 
+  /** SIGKILL after a forwarded signal. */
+  let killTimer: NodeJS.Timeout | undefined;
+  /** The stdin-EOF escalation (a check interval, then the SIGTERM and SIGKILL timers). */
+  let eofTimer: NodeJS.Timeout | undefined;
   input.on('end', () => {
     const tail = c2s.end(Date.now(), performance.now());
     if (tail) safely(() => mcp.observe(tail));
@@ -266,9 +270,6 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   }
 
   // --- the child's life ---
-  let killTimer: NodeJS.Timeout | undefined;
-  /** The stdin-EOF escalation (a check interval, then the SIGTERM and SIGKILL timers). */
-  let eofTimer: NodeJS.Timeout | undefined;
   function sendSignal(signal: NodeJS.Signals): void {
     if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
     try {
