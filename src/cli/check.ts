@@ -3,7 +3,8 @@
  * A one-screen summary by default, `--format junit` for CI systems. Exit 2 when the logs cannot be read.
  */
 import { writeFileSync } from 'node:fs';
-import { readAllRecords, checkRecords, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from '../index.js';
+import { readAllRecords } from '../log/reader.js';
+import { checkRecords, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from '../check/check.js';
 import { McptapError } from '../types.js';
 import { fail, wantColor, type RegisterCommand } from './shared.js';
 

@@ -2,7 +2,7 @@
  * `mcptap demo` (and `npm run demo`): the agent ↔ LLM ↔ MCP round trip on an embedded default, offline. A thin
  * layer over runDemo: flags in, the report out.
  */
-import { runDemo, type DemoClient } from '../index.js';
+import { runDemo, type DemoClient } from '../demo/run.js';
 import { McptapError } from '../types.js';
 import { fail, wantColor, type RegisterCommand } from './shared.js';
 

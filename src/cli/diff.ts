@@ -2,7 +2,8 @@
  * `mcptap diff A B`: tools added, removed or changed; calls whose outcome changed; latency regressions.
  * `--exit-code` exits 1 when there are differences (as `git diff --exit-code`), for CI. Exit 2 on unreadable logs.
  */
-import { readAllRecords, diffRecords, formatDiff, hasDifferences } from '../index.js';
+import { readAllRecords } from '../log/reader.js';
+import { diffRecords, formatDiff, hasDifferences } from '../check/diff.js';
 import { fail, type RegisterCommand } from './shared.js';
 
 /** Registers `mcptap diff`. */

@@ -4,7 +4,12 @@
  * a file or stdout, or posted to an OTLP/HTTP receiver).
  */
 import { writeFile } from 'node:fs/promises';
-import { buildSpans, formatHar, formatOtlp, linkTrace, readAllRecords, sendSpans, McptapError } from '../index.js';
+import { buildSpans } from '../export/otlp-spans.js';
+import { formatHar } from '../export/har.js';
+import { linkTrace } from '../trace/link.js';
+import { readAllRecords } from '../log/reader.js';
+import { sendSpans } from '../export/otlp-live.js';
+import { McptapError } from '../types.js';
 import { fail, type RegisterCommand } from './shared.js';
 
 /** The formats of `export`. */
@@ -50,7 +55,8 @@ export const registerExport: RegisterCommand = (cli) =>
           process.stderr.write(`mcptap: sent ${spans.length} spans from ${records.length} records to ${endpoint}\n`);
           return;
         }
-        const text = format === 'har' ? formatHar(records) : `${formatOtlp(records, linkOptions)}\n`;
+        // The OpenTelemetry serializer costs ~200 ms to load: only this command, and only this format, pays it.
+        const text = format === 'har' ? formatHar(records) : `${(await import('../export/otlp.js')).formatOtlp(records, linkOptions)}\n`;
         const out = argv.out as string | undefined;
         if (out !== undefined) {
           await writeFile(out, text);

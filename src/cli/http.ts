@@ -4,7 +4,8 @@
  */
 import { dirname } from 'node:path';
 import type { Argv } from 'yargs';
-import { startHttpTap, startLiveSpanExporter, DEFAULT_HTTP_MAX_BODY, type LiveSpanExporter } from '../index.js';
+import { startHttpTap, DEFAULT_HTTP_MAX_BODY } from '../capture/http.js';
+import { startLiveSpanExporter, type LiveSpanExporter } from '../export/otlp-live.js';
 import { fail, type RegisterCommand } from './shared.js';
 import { McptapError } from '../types.js';
 import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING } from './log-options.js';

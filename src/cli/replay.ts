@@ -4,7 +4,9 @@
  * A thin layer over the replay API: flags in, exit code out.
  */
 import type { Argv } from 'yargs';
-import { startStdioReplay, startHttpReplay, parseListen, MATCH_MODES, type MatchMode } from '../index.js';
+import { startStdioReplay } from '../replay/stdio-server.js';
+import { startHttpReplay, parseListen } from '../replay/http-server.js';
+import { MATCH_MODES, type MatchMode } from '../replay/match.js';
 import { isLoopbackHost } from '../net-safety.js';
 import { fail, type RegisterCommand } from './shared.js';
 

@@ -2,7 +2,9 @@
  * `mcptap ui [--listen PORT] [LOG_DIR]`: the live view. Serves a page on 127.0.0.1 that shows every session in
  * the log folder — the past ones at once, running ones as they happen. A thin layer over startUiServer.
  */
-import { resolveLogDir, startUiServer, McptapError } from '../index.js';
+import { resolveLogDir } from '../log/location.js';
+import { startUiServer } from '../ui/server.js';
+import { McptapError } from '../types.js';
 import { fail, type RegisterCommand } from './shared.js';
 
 export const registerUi: RegisterCommand = (cli) =>

@@ -4,18 +4,15 @@
  * linked trace as NDJSON, or a self-contained html page.
  */
 import { writeFile } from 'node:fs/promises';
-import {
-  buildTimeline,
-  formatHtml,
-  formatMermaid,
-  formatPretty,
-  formatRoundTripSummary,
-  formatTimeline,
-  formatTraceJson,
-  linkTrace,
-  readAllRecords,
-  McptapError,
-} from '../index.js';
+import { buildTimeline, formatTimeline } from '../trace/timeline.js';
+import { formatHtml } from '../trace/html.js';
+import { formatMermaid } from '../trace/mermaid.js';
+import { formatPretty } from '../trace/pretty.js';
+import { formatRoundTripSummary } from '../trace/summary.js';
+import { formatTraceJson } from '../trace/json.js';
+import { linkTrace } from '../trace/link.js';
+import { readAllRecords } from '../log/reader.js';
+import { McptapError } from '../types.js';
 import { fail, wantColor, type RegisterCommand } from './shared.js';
 
 /** The output formats of `view`. */
