@@ -123,7 +123,7 @@ const DANGLING_PREFIX =
 /** Words that make the screen look closer (a secret key name followed by `:`, `=`, `,` or a flag's `--`). */
 const KEY_WORDS = String.raw`passw(?:or)?d|passphrase|secret|(?<!progress|page|next)token|api[-_ ]?key|authorization|cookie|private[-_]?key|access[-_]?key|credential`;
 /** Cheap look at any text: could it hold a secret? False means certainly not (by the default rules). */
-const SCREEN_SOURCE = [
+export const SCREEN_SOURCE = [
   String.raw`(?:${KEY_WORDS})s?(?:\\*["']?\s*[:=,])`,
   String.raw`--?[\w-]{0,40}(?:${KEY_WORDS})`,
   String.raw`"(?:pass|pwd|auth)\\*"`,
@@ -133,6 +133,12 @@ const SCREEN_SOURCE = [
   // Secret header names appear as JSON keys in `headers`.
   String.raw`(?:x-api-key|api-key)\\*"`,
 ].join('|');
+
+/**
+ * Literals at least one of which every SCREEN_SOURCE alternative contains (case-insensitive): a text without
+ * any of them cannot pass the screen. Keep it in step with SCREEN_SOURCE and KEY_WORDS.
+ */
+export const PRESCREEN = /pass|pwd|secret|token|key|auth|cookie|credential|sk-|sk_|gh[pousr]_|github_pat_|xox|akia|asia|aiza|k_live_|eyj|bearer|basic|:\/\//i;
 
 /** `"key": "value"` (or a number/boolean value) in JSON-like text, including a string cut off at the end. */
 const JSON_PAIR = /"([^"\\\n]{1,100})"(\s*:\s*)("(?:[^"\\]|\\.)*(?:"|$)|-?\d[\d.eE+-]*|true|false)/g;
@@ -175,13 +181,18 @@ export class Redactor {
     // User patterns join the one screen regex unless they use back-references, which would change meaning there.
     for (const p of this.extraPatterns) if (!/\\[1-9]|\\k</.test(p.source)) sources.push(`(?:${p.source})`);
     this.screenRe = new RegExp(sources.join('|'), 'i');
+    this.hasExtraRules = this.extraKeys.size > 0 || this.extraPatterns.length > 0;
     this.screenExtra = this.extraPatterns.filter((p) => /\\[1-9]|\\k</.test(p.source)).map((p) => new RegExp(p.source, p.flags.replace('g', '')));
   }
 
   private readonly screenExtra: RegExp[];
+  private readonly hasExtraRules: boolean;
 
   /** True when the text might hold a secret. One regex test; false is certain. */
   screen(text: string): boolean {
+    // Most text holds none of the default rules' literals; the literal-only prescreen says so about twice as
+    // fast as the screen, whose look-behinds and repeats are slow on long frames. User rules skip it.
+    if (!this.hasExtraRules && !PRESCREEN.test(text)) return false;
     if (this.screenRe.test(text)) return true;
     for (const re of this.screenExtra) if (re.test(text)) return true;
     return false;

@@ -1,0 +1,36 @@
+/**
+ * The prescreen in front of the redaction screen may only ever say "certainly no secret" when the screen would
+ * say the same: a text the screen catches must contain one of the prescreen's literals. Checked on the shapes
+ * the screen is built for and on random mixtures of its words, separators and noise.
+ */
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { PRESCREEN, SCREEN_SOURCE } from '../../src/log/redact.js';
+
+const screen = new RegExp(SCREEN_SOURCE, 'i');
+const pieces = [
+  'password', 'PASSWD', 'passphrase', 'Secret', 'token', 'progressToken', 'api_key', 'api-key', 'API KEY', 'Authorization',
+  'cookie', 'private_key', 'accessKey', 'credential', 'pass', 'pwd', 'auth', 'sk-', 'gsk_', 'ghp_', 'github_pat_', 'xoxb-',
+  'AKIA', 'ASIA', 'AIza', 'rk_live_', 'sk_live_', 'eyJ', 'Bearer ', 'basic ', 'https://', 'user:', 'pw@', 'x-api-key',
+  '"', '\\"', ':', '=', ',', ' ', '--', '-', '_', '@', '/', 'abc', 'XYZ', '0123456789abcdef',
+];
+
+describe('redaction prescreen', () => {
+  it('passes every text the screen catches (random mixtures of the screen\u2019s words)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ maxLength: 6 })), { maxLength: 14 }), (parts) => {
+        const text = parts.join('');
+        if (screen.test(text)) expect(PRESCREEN.test(text)).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('passes the shapes the screen exists for, and lets plain text through without the screen', () => {
+    for (const text of ['{"password":"x"}', '--token abc', 'Authorization: Bearer abcdefgh12', 'sk-proj-abcdefghijklmnop', 'postgres://u:pw@h/db', '{"x-api-key":"v"}', '"pwd":1']) {
+      expect(screen.test(text)).toBe(true);
+      expect(PRESCREEN.test(text)).toBe(true);
+    }
+    expect(PRESCREEN.test('{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"It is raining in Sacramento"}]}}')).toBe(false);
+  });
+});
