@@ -1,12 +1,14 @@
 // An upstream for the HTTP benchmarks, run as its own process: streams NDJSON shaped like Ollama's chat chunks,
-// at Ollama's path so a tap sees an Ollama chat turn (request body is read and ignored).
+// at Ollama's path so a tap sees an Ollama chat turn (request body is read and ignored). Each chunk carries one
+// short word, as a model's tokens do (a word like "token" or "key" in every chunk would send every chunk down
+// redaction's slow path, which real text does only now and then).
 //   POST /api/chat?mode=stream&n=2000     n chunks written back to back (throughput)
 //   POST /api/chat?mode=paced&n=50&ms=5   n chunks, one every ms milliseconds (time to first byte, gaps)
 //   POST /api/chat?mode=big&mb=1024       about mb megabytes of chunks, written with backpressure (memory)
 // Prints its port on stdout once listening.
 import http from 'node:http';
 
-const chunk = (i) => `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: `token ${i} ` }, done: false })}\n`;
+const chunk = (i) => `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: ` word${i}` }, done: false })}\n`;
 const last = `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', eval_count: 1, eval_duration: 1000 })}\n`;
 
 const server = http.createServer(async (req, res) => {

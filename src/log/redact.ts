@@ -154,6 +154,8 @@ function textPairRe(extraKeySource: string): RegExp {
 const STREAMED_KEYS = new Set(['content', 'text', 'arguments', 'thinking', 'response', 'reasoning_content', 'reasoning', 'refusal', 'delta']);
 /** How much of each stream's recent text is remembered to catch a secret split across chunks. */
 const STREAM_TAIL_CHARS = 256;
+/** How many key names' verdicts a Redactor remembers before starting over. */
+const MAX_KEY_VERDICTS = 4096;
 /** At most this many LLM streams are followed at once; the oldest is forgotten first. */
 const MAX_STREAMS = 1024;
 
@@ -200,8 +202,18 @@ export class Redactor {
 
   /** True when the log must not hold the value of a JSON key, variable or flag of this name. */
   isSecretKey(name: string): boolean {
-    return isSecretKey(name) || (this.extraKeys.size > 0 && this.extraKeys.has(normalizeKey(name)));
+    // The same few keys (model, role, content, done…) come with every chunk of every stream: remember verdicts.
+    let verdict = this.keyVerdicts.get(name);
+    if (verdict === undefined) {
+      verdict = isSecretKey(name) || (this.extraKeys.size > 0 && this.extraKeys.has(normalizeKey(name)));
+      if (this.keyVerdicts.size >= MAX_KEY_VERDICTS) this.keyVerdicts.clear();
+      this.keyVerdicts.set(name, verdict);
+    }
+    return verdict;
   }
+
+  /** Verdicts of isSecretKey by key name (bounded: cleared when full). */
+  private readonly keyVerdicts = new Map<string, boolean>();
 
   /** Redact credential shapes and `key=value` secrets in free text (or JSON text that does not parse). */
   redactText(text: string): string {

@@ -319,6 +319,8 @@ export interface LlmResponseRecord extends RecordBase {
   toolCalls: LlmToolCall[];
   finishReason?: string;
   usage?: LlmUsage;
+  /** True when the text, thinking or a tool call's arguments reached 1 MiB of characters and the rest was not kept. */
+  truncated?: boolean;
   /** Milliseconds from the request to the first byte of content (streams only). */
   ttftMs?: number;
   durationMs: number;

@@ -43,6 +43,30 @@ export interface LlmReply {
   /** An error the API reported (inside the stream or as the body). */
   error?: string;
   chunkCount: number;
+  /** True when the text, thinking or a tool call's arguments reached MAX_REPLY_CHARS and the rest was not kept. */
+  truncated?: boolean;
+}
+
+/**
+ * The most characters of answer text, thinking, or one tool call's arguments an assembler keeps. A reply that
+ * streams on for a gigabyte must not cost a gigabyte (plus a rope node per chunk) of memory; the traffic itself
+ * is never cut.
+ */
+export const MAX_REPLY_CHARS = 1024 * 1024;
+
+/** The most tool calls one reply keeps. */
+export const MAX_REPLY_TOOL_CALLS = 1000;
+
+/** True when a reply part has reached its cap, so the reply is marked `truncated`. */
+export function isAtCap(text: string | undefined): boolean {
+  return text !== undefined && text.length >= MAX_REPLY_CHARS;
+}
+
+/** `text + piece`, kept to MAX_REPLY_CHARS. */
+export function appendBounded(text: string, piece: string): string {
+  if (text.length >= MAX_REPLY_CHARS) return text;
+  const joined = text + piece;
+  return joined.length > MAX_REPLY_CHARS ? joined.slice(0, MAX_REPLY_CHARS) : joined;
 }
 
 /** Reassembles one reply from its stream, chunk by chunk. */

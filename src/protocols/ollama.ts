@@ -7,6 +7,9 @@
  */
 import type { LlmToolCall, LlmUsage } from '../log/schema.js';
 import {
+  appendBounded,
+  isAtCap,
+  MAX_REPLY_TOOL_CALLS,
   asRecord,
   errorText,
   parseJson,
@@ -86,17 +89,17 @@ export class OllamaReplyAssembler implements LlmReplyAssembler {
     const delta = typeof message?.content === 'string' ? message.content : typeof o.response === 'string' ? o.response : '';
     const thinking = typeof message?.thinking === 'string' ? message.thinking : typeof o.thinking === 'string' ? o.thinking : '';
     if (delta) {
-      this.content += delta;
+      this.content = appendBounded(this.content, delta);
       info.delta = delta;
       info.content = true;
     }
     if (thinking) {
-      this.thinking += thinking;
+      this.thinking = appendBounded(this.thinking, thinking);
       info.thinking = thinking;
       info.content = true;
     }
     if (Array.isArray(message?.tool_calls) && message.tool_calls.length > 0) {
-      for (const call of message.tool_calls) this.toolCalls.push(toolCallOf(call));
+      for (const call of message.tool_calls) if (this.toolCalls.length < MAX_REPLY_TOOL_CALLS) this.toolCalls.push(toolCallOf(call));
       info.content = true;
     }
     if (o.done === true) {
@@ -114,6 +117,7 @@ export class OllamaReplyAssembler implements LlmReplyAssembler {
     if (this.finishReason !== undefined) reply.finishReason = this.finishReason;
     if (this.usage) reply.usage = this.usage;
     if (this.error !== undefined) reply.error = this.error;
+    if (isAtCap(this.content) || isAtCap(this.thinking) || this.toolCalls.length >= MAX_REPLY_TOOL_CALLS) reply.truncated = true;
     return reply;
   }
 }

@@ -7,7 +7,10 @@
  */
 import type { LlmToolCall, LlmUsage } from '../log/schema.js';
 import {
+  appendBounded,
   asRecord,
+  isAtCap,
+  MAX_REPLY_TOOL_CALLS,
   contentText,
   errorText,
   parseJson,
@@ -101,10 +104,10 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
       }
     } else if (message) {
       this.addText(message, info);
-      if (Array.isArray(message.tool_calls)) for (const call of message.tool_calls) this.whole.push(toolCallOf(call));
+      if (Array.isArray(message.tool_calls)) for (const call of message.tool_calls) if (this.whole.length < MAX_REPLY_TOOL_CALLS) this.whole.push(toolCallOf(call));
     } else if (typeof choice.text === 'string' && choice.text) {
       // /v1/completions
-      this.content += choice.text;
+      this.content = appendBounded(this.content, choice.text);
       info.delta = choice.text;
       info.content = true;
     }
@@ -124,19 +127,20 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
     if (this.finishReason !== undefined) reply.finishReason = this.finishReason;
     if (this.usage) reply.usage = this.usage;
     if (this.error !== undefined) reply.error = this.error;
+    if (isAtCap(this.content) || isAtCap(this.thinking) || toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.partial.size >= MAX_REPLY_TOOL_CALLS) reply.truncated = true;
     return reply;
   }
 
   private addText(part: Record<string, unknown>, info: LlmChunkInfo): void {
     if (typeof part.content === 'string' && part.content) {
-      this.content += part.content;
+      this.content = appendBounded(this.content, part.content);
       info.delta = part.content;
       info.content = true;
     }
     // Reasoning models served through OpenAI-compatible APIs (vLLM, DeepSeek, Ollama) put thinking here.
     const reasoning = typeof part.reasoning_content === 'string' ? part.reasoning_content : typeof part.reasoning === 'string' ? part.reasoning : '';
     if (reasoning) {
-      this.thinking += reasoning;
+      this.thinking = appendBounded(this.thinking, reasoning);
       info.thinking = reasoning;
       info.content = true;
     }
@@ -149,12 +153,13 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
     const fn = asRecord(f.function);
     let call = this.partial.get(index);
     if (!call) {
+      if (this.partial.size >= MAX_REPLY_TOOL_CALLS) return;
       call = { name: '', args: '', index };
       this.partial.set(index, call);
     }
     if (typeof f.id === 'string' && f.id) call.id = f.id;
     if (typeof fn?.name === 'string') call.name += fn.name;
-    if (typeof fn?.arguments === 'string') call.args += fn.arguments;
+    if (typeof fn?.arguments === 'string') call.args = appendBounded(call.args, fn.arguments);
   }
 
   /** The Responses API's typed events. */
@@ -163,7 +168,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
     switch (o.type) {
       case 'response.output_text.delta':
         if (typeof o.delta === 'string') {
-          this.content += o.delta;
+          this.content = appendBounded(this.content, o.delta);
           info.delta = o.delta;
           info.content = true;
         }
@@ -171,7 +176,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
         if (typeof o.delta === 'string') {
-          this.thinking += o.delta;
+          this.thinking = appendBounded(this.thinking, o.delta);
           info.thinking = o.delta;
           info.content = true;
         }
@@ -194,7 +199,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
           if (it?.type === 'function_call') {
             const call: LlmToolCall = { name: String(it.name ?? ''), ...toolArguments(it.arguments) };
             if (typeof it.call_id === 'string') call.id = it.call_id;
-            this.whole.push(call);
+            if (this.whole.length < MAX_REPLY_TOOL_CALLS) this.whole.push(call);
           } else if (it?.type === 'message' && !this.content) {
             this.content = contentText(it.content);
           }

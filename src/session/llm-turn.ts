@@ -140,6 +140,7 @@ export class LlmTurn {
       ...(reply.usage ? { usage: reply.usage } : {}),
       ...(this.firstContentMono !== undefined ? { ttftMs: roundMs(this.firstContentMono - this.requestMono) } : {}),
       ...(this.streamed ? { chunkCount: reply.chunkCount } : {}),
+      ...(reply.truncated ? { truncated: true } : {}),
       ...(reply.error !== undefined ? { level: LEVEL.warn } : {}),
     };
     this.sink.write(draft);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { LineFramer } from '../../src/framing/lines.js';
 import { OllamaReplyAssembler, ollamaUsage, summarizeOllamaRequest } from '../../src/protocols/ollama.js';
-import type { LlmChunkInfo, LlmReply } from '../../src/protocols/llm.js';
+import { MAX_REPLY_CHARS, type LlmChunkInfo, type LlmReply } from '../../src/protocols/llm.js';
 
 const turn1 = readFileSync('fixtures/ollama/turn1.response.ndjson');
 const turn2 = readFileSync('fixtures/ollama/turn2.response.ndjson');
@@ -105,5 +105,18 @@ describe('Ollama requests', () => {
     expect(s.stream).toBe(true);
     expect(s.toolResults).toEqual([{ name: 'get_weather', content: '12°C' }]);
     expect(summarizeOllamaRequest('nope')).toBeUndefined();
+  });
+});
+
+describe('reassembly stays bounded', () => {
+  it('keeps at most MAX_REPLY_CHARS of an endless stream and marks the reply truncated', () => {
+    const assembler = new OllamaReplyAssembler();
+    const line = JSON.stringify({ model: 'm', message: { role: 'assistant', content: 'x'.repeat(4096) }, done: false });
+    for (let i = 0; i < (MAX_REPLY_CHARS / 4096) * 3; i++) assembler.push(line);
+    assembler.push(JSON.stringify({ model: 'm', message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop' }));
+    const reply = assembler.result();
+    expect(reply.content.length).toBe(MAX_REPLY_CHARS);
+    expect(reply.truncated).toBe(true);
+    expect(reply.chunkCount).toBe((MAX_REPLY_CHARS / 4096) * 3 + 1);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { SseFramer } from '../../src/framing/sse.js';
 import { OpenAiReplyAssembler, openAiReplyFromBody, summarizeOpenAiRequest } from '../../src/protocols/openai.js';
-import type { LlmReply } from '../../src/protocols/llm.js';
+import { MAX_REPLY_CHARS, type LlmReply } from '../../src/protocols/llm.js';
 
 const sse = readFileSync('fixtures/openai/turn1.response.sse');
 const text = (p: string): string => readFileSync(p, 'utf8');
@@ -105,5 +105,17 @@ describe('OpenAI bodies and requests', () => {
   it('reads content given as parts', () => {
     const s = summarizeOpenAiRequest({ model: 'm', stream: true, messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }] })!;
     expect(s).toMatchObject({ stream: true, prompt: 'ab' });
+  });
+});
+
+describe('reassembly stays bounded', () => {
+  it('caps a tool call\u2019s streamed arguments and marks the reply truncated', () => {
+    const assembler = new OpenAiReplyAssembler();
+    assembler.push(JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":"' } }] } }] }));
+    const piece = JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: 'y'.repeat(8192) } }] } }] });
+    for (let i = 0; i < (MAX_REPLY_CHARS / 8192) * 2; i++) assembler.push(piece);
+    const reply = assembler.result();
+    expect(reply.toolCalls[0]!.argumentsRaw!.length).toBe(MAX_REPLY_CHARS);
+    expect(reply.truncated).toBe(true);
   });
 });
