@@ -1,7 +1,7 @@
 // npm run bench: every benchmark in one go, side by side, printed as markdown tables.
 // `npm run bench -- --write` also replaces docs/benchmarks.md with this run's tables; `--quick` for a smoke run.
 import { cpus, totalmem } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runStdioBenchmarks } from './stdio.mjs';
@@ -10,6 +10,8 @@ import { runHttpBenchmarks } from './http.mjs';
 const quick = process.argv.includes('--quick');
 const write = process.argv.includes('--write');
 const here = dirname(fileURLToPath(import.meta.url));
+const START = '<!-- npm run bench: start -->';
+const END = '<!-- npm run bench: end -->';
 
 const fmt = (n, digits = 1) => (n === undefined || Number.isNaN(n) ? '–' : Number(n).toFixed(digits));
 const ratio = (a, b) => (a === undefined || b === undefined ? '–' : `${(a / b).toFixed(2)}×`);
@@ -65,28 +67,38 @@ const report = `Run ${started.toISOString()} on ${machine}${quick ? ' (--quick: 
 process.stdout.write(`${report}\n`);
 
 if (write) {
-  const doc = `# Benchmarks
+  // Only the side-by-side section is replaced; other sections of the document (load, redaction) stay.
+  const path = join(here, '..', 'docs', 'benchmarks.md');
+  const section = `${START}
+## Side by side: \`npm run bench\`
 
-\`npm run bench\` runs every figure below in one go, side by side, on the same machine and in the same run
-(\`npm run bench -- --write\` replaces this file). These are benchmarks, not tests: CI does not gate on them.
+\`npm run bench\` runs every figure in this section in one go, side by side, on the same machine and in the same
+run (\`npm run bench -- --write\` replaces this section). These are benchmarks, not tests: CI does not gate on them.
 
-What is compared:
 - **stdio**: a minimal line-echo server (bench/echo-server.mjs) spawned directly; behind a bare Node pipe relay
   that parses nothing (bench/bare-relay.mjs, the floor for any Node wrapper); behind \`mcptap --\` with full
-  logging. Round trips are sequential request → response; throughput pipelines 64 KiB frames echoed back;
-  start-up is spawn → answer to the first request; memory is the relay's peak RSS while one huge line passes
-  through \`cat\`.
-- **http**: an NDJSON upstream shaped like Ollama's /api/chat (bench/ndjson-upstream.mjs) reached directly;
-  through a bare http-proxy (bench/bare-http-proxy.mjs); through \`mcptap http\` with full logging and a record
-  per chunk; and through mitmdump in reverse mode recording flows, where installed.
+  logging (redaction on). Round trips are sequential request → response; throughput pipelines 64 KiB frames
+  echoed back; start-up is spawn → answer to the first request; memory is the relay's peak RSS while one huge
+  line passes through \`cat\`.
+- **http**: an NDJSON upstream shaped like Ollama's /api/chat (bench/ndjson-upstream.mjs, one short word per
+  chunk) reached directly; through a bare http-proxy (bench/bare-http-proxy.mjs); through \`mcptap http\` with
+  full logging and a record per chunk; and through mitmdump in reverse mode recording flows, where installed.
 
 Targets (issue 6), all with full logging on: stdio ≥ 0.8× the bare relay's msgs/s and MB/s; HTTP stream
 ≤ 1.25× bare http-proxy's time; paced first byte ≤ direct + 3 ms; RSS ≤ 150 MB in both memory cases; start-up
 ≤ 100 ms extra.
 
-## Latest run
+### Latest run
 
-${report}`;
-  writeFileSync(join(here, '..', 'docs', 'benchmarks.md'), doc);
+${report}
+${END}`;
+  let doc = existsSync(path) ? readFileSync(path, 'utf8') : '# mcptap benchmarks\n';
+  if (doc.includes(START) && doc.includes(END)) doc = doc.slice(0, doc.indexOf(START)) + section + doc.slice(doc.indexOf(END) + END.length);
+  else {
+    // First write: the section goes right after the title and its paragraph.
+    const firstSection = doc.indexOf('\n## ');
+    doc = firstSection === -1 ? `${doc.trimEnd()}\n\n${section}\n` : `${doc.slice(0, firstSection + 1)}${section}\n\n${doc.slice(firstSection + 1)}`;
+  }
+  writeFileSync(path, doc);
   process.stderr.write('wrote docs/benchmarks.md\n');
 }
