@@ -11,6 +11,7 @@
  */
 import type { LogRecord } from '../log/schema.js';
 import { canonicalJson } from '../replay/match.js';
+import { parseRawObject } from '../log/reader.js';
 
 /** Thresholds and fields to ignore. */
 export interface DiffOptions {
@@ -181,7 +182,7 @@ function readSide(records: readonly LogRecord[], ignore: ReadonlySet<string>): S
   const requests = new Map<string, { method: string; tool?: string; params?: Record<string, unknown> }>();
   for (const r of records) {
     if (r.kind === 'request') {
-      const json = parse(r.raw);
+      const json = parseRawObject(r.raw);
       const params = json?.params as Record<string, unknown> | undefined;
       requests.set(`${r.session}#${r.seq}`, { method: r.method, ...(r.tool !== undefined ? { tool: r.tool } : {}), ...(params ? { params } : {}) });
       continue;
@@ -196,7 +197,7 @@ function readSide(records: readonly LogRecord[], ignore: ReadonlySet<string>): S
       list.push(r.latencyMs);
       side.latencies.set(what, list);
     }
-    const json = parse(r.raw);
+    const json = parseRawObject(r.raw);
     if (request.method === 'tools/list' && json) {
       const tools = (json.result as { tools?: unknown } | undefined)?.tools;
       if (Array.isArray(tools)) {
@@ -222,15 +223,6 @@ function outcomeOf(r: Extract<LogRecord, { kind: 'response' }>, json: Record<str
   const { isError, _meta: _m, ...rest } = result;
   const text = canonicalJson(rest, ignore);
   return `${isError === true ? 'isError' : 'ok'} ${text}`;
-}
-
-function parse(raw: string): Record<string, unknown> | undefined {
-  try {
-    const v = JSON.parse(raw) as unknown;
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function median(values: readonly number[]): number {

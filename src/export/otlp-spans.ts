@@ -31,6 +31,7 @@ import type {
 } from '../log/schema.js';
 import type { Trace } from '../trace/link.js';
 import { asObject, asString } from '../protocols/mcp.js';
+import { parseRawObject } from '../log/reader.js';
 
 /** An attribute value as OTLP carries it. */
 export type SpanAttributeValue = string | number | boolean | string[];
@@ -159,7 +160,7 @@ export class SpanBuilder {
     // Parsing every request again would double the JSON work of the tap: only when an attribute needs params.
     const needsParams = r.raw.includes('traceparent') || r.method === 'initialize' || r.method === 'prompts/get' || r.method.startsWith('resources/') || r.method === 'tools/call';
     if (needsParams) {
-      const params = asObject(parseRaw(r.raw)?.params);
+      const params = asObject(parseRawObject(r.raw)?.params);
       if (params) o.params = params;
       const tp = parseTraceparent(asObject(params?.['_meta'])?.['traceparent']);
       if (tp) o.traceparent = { traceId: tp.traceId, spanId: tp.spanId };
@@ -172,7 +173,7 @@ export class SpanBuilder {
 
   private response(r: ResponseRecord): SpanData[] {
     if (r.method === 'initialize') {
-      const version = asString(asObject(parseRaw(r.raw)?.result)?.protocolVersion);
+      const version = asString(asObject(parseRawObject(r.raw)?.result)?.protocolVersion);
       if (version !== undefined) this.protocolVersions.set(r.session, version);
     }
     // A response travels the other way from its request.
@@ -192,7 +193,7 @@ export class SpanBuilder {
     if (r.requestSeq === undefined) return;
     const o = this.bySeq.get(`${r.session}\u0000${r.requestSeq}`);
     if (!o) return;
-    const params = asObject(parseRaw(r.raw)?.params);
+    const params = asObject(parseRawObject(r.raw)?.params);
     const attributes: Record<string, SpanAttributeValue> = {};
     for (const k of ['progress', 'total'] as const) if (typeof params?.[k] === 'number') attributes[`mcp.progress.${k}`] = params[k] as number;
     const message = asString(params?.message) ?? asString(params?.reason);
@@ -433,13 +434,4 @@ function fmix(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return h ^ (h >>> 16);
-}
-
-function parseRaw(raw: string | undefined): Record<string, unknown> | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    return asObject(JSON.parse(raw));
-  } catch {
-    return undefined;
-  }
 }

@@ -220,3 +220,17 @@ function before(a: { current: SourcedRecord; order: number }, b: { current: Sour
   if (a.order !== b.order) return a.order < b.order;
   return a.current.record.seq < b.current.record.seq;
 }
+
+/**
+ * The JSON object a frame record's `raw` text holds, or undefined when there is none (absent, not JSON, not an
+ * object). Frames are parsed on demand by whatever reads them, not at read time: most readers look at a few.
+ */
+export function parseRawObject(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(raw);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

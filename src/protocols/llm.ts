@@ -3,18 +3,10 @@
  * tool results carried back) and a reply reassembled from a stream or read from one JSON body. ollama.ts and
  * openai.ts fill these in; the LLM turn observer turns them into log records. Pure.
  */
-import type { LlmToolCall, LlmToolResult, LlmUsage } from '../log/schema.js';
+import type { LlmRequestRecord, LlmToolCall, LlmToolResult, LlmUsage } from '../log/schema.js';
 
-/** What one request to the model asks for. */
-export interface LlmRequestSummary {
-  model?: string;
-  stream: boolean;
-  messageCount: number;
-  tools: string[];
-  toolResults: LlmToolResult[];
-  historyToolCalls?: LlmToolCall[];
-  prompt?: string;
-}
+/** What one request to the model asks for: the summary fields of an llm-request record. */
+export type LlmRequestSummary = Pick<LlmRequestRecord, 'model' | 'stream' | 'messageCount' | 'tools' | 'toolResults' | 'historyToolCalls' | 'prompt'>;
 
 /** What one decoded chunk of a stream says. */
 export interface LlmChunkInfo {

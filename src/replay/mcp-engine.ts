@@ -19,6 +19,7 @@ import { decodeJsonRpc } from '../protocols/jsonrpc.js';
 import type { LogRecord } from '../log/schema.js';
 import { McptapError } from '../types.js';
 import { canonicalJson, canonicalParams, RequestMatcher, type MatchMode } from './match.js';
+import { parseRawObject } from '../log/reader.js';
 
 /** One recorded frame of the session, ready to be matched or sent. */
 export interface ScriptStep {
@@ -100,12 +101,9 @@ export function buildScript(records: readonly LogRecord[], session?: string): Re
     const bytes = r.rawEncoding === 'base64' ? Buffer.from(r.raw, 'base64') : Buffer.from(r.raw, 'utf8');
     const step: ScriptStep = { dir: r.dir, kind: r.kind, bytes, crlf: r.crlf === true, partial: r.kind === 'invalid' && r.partial === true, truncated: r.truncated === true, deps: [], time: r.time };
     if (!step.truncated && r.rawEncoding !== 'base64') {
-      try {
-        const json = JSON.parse(r.raw) as unknown;
-        if (json !== null && typeof json === 'object' && !Array.isArray(json)) step.json = json as Record<string, unknown>;
-      } catch {
-        // not JSON: an invalid frame, replayed as bytes
-      }
+      // Not JSON (an invalid frame) leaves step.json unset: it is replayed as bytes.
+      const json = parseRawObject(r.raw);
+      if (json) step.json = json;
     }
     if (r.kind === 'request') {
       step.id = r.id;

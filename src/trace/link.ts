@@ -31,6 +31,7 @@ import type {
 } from '../log/schema.js';
 import type { Channel, JsonRpcId } from '../types.js';
 import { asObject, asString, peerInfo, preview, toolNames, type PeerInfo } from '../protocols/mcp.js';
+import { parseRawObject } from '../log/reader.js';
 
 /** Default time window after the model's reply within which the MCP call that ran its tool call must start. */
 export const DEFAULT_LINK_WINDOW_MS = 120_000;
@@ -657,18 +658,18 @@ function collectSessions(records: readonly LogRecord[]): Map<string, TraceSessio
       for (const t of r.tools) if (!(s.tools ??= []).includes(t)) s.tools.push(t);
     }
     if (r.kind === 'request' && r.method === 'initialize' && r.dir === 'c2s') {
-      const client = peerInfo(asObject(parseRaw(r.raw)?.params)?.clientInfo);
+      const client = peerInfo(asObject(parseRawObject(r.raw)?.params)?.clientInfo);
       if (client) s.client = client;
     }
     if (r.kind === 'response' && r.method === 'initialize') {
-      const result = asObject(parseRaw(r.raw)?.result);
+      const result = asObject(parseRawObject(r.raw)?.result);
       const server = peerInfo(result?.serverInfo);
       if (server) s.server = server;
       const version = asString(result?.protocolVersion);
       if (version !== undefined) s.protocolVersion = version;
     }
     if (r.kind === 'response' && r.method === 'tools/list' && r.dir === 's2c') {
-      const names = toolNames(parseRaw(r.raw)?.result);
+      const names = toolNames(parseRawObject(r.raw)?.result);
       for (const t of names) if (!(s.tools ??= []).includes(t)) s.tools.push(t);
       s.tools ??= [];
     }
@@ -729,7 +730,7 @@ function collectMcpCalls(records: readonly LogRecord[], sessions: Map<string, Tr
   const open = new Map<string, McpCall>();
   for (const r of records) {
     if (r.kind === 'request' && r.method === 'tools/call' && r.dir === 'c2s') {
-      const params = asObject(parseRaw(r.raw)?.params);
+      const params = asObject(parseRawObject(r.raw)?.params);
       const args = params?.arguments ?? {};
       const s = sessions.get(r.session);
       const call: McpCall = {
@@ -747,7 +748,7 @@ function collectMcpCalls(records: readonly LogRecord[], sessions: Map<string, Tr
       const call = open.get(`${r.session}\u0000${r.requestSeq}`);
       if (!call) continue;
       call.response = r;
-      call.resultText = r.error ? r.error.message : toolResultText(parseRaw(r.raw)?.result);
+      call.resultText = r.error ? r.error.message : toolResultText(parseRawObject(r.raw)?.result);
     }
   }
   // The server's name is known only once its initialize answer was read; fill it in now.
@@ -852,15 +853,6 @@ function offerDiagnostics(records: readonly LogRecord[], sessions: Map<string, T
     });
   }
   return out;
-}
-
-function parseRaw(raw: string | undefined): Record<string, unknown> | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    return asObject(JSON.parse(raw));
-  } catch {
-    return undefined;
-  }
 }
 
 function short(value: unknown): string {

@@ -8,6 +8,7 @@
 import type { LogRecord } from '../log/schema.js';
 import { preview } from '../protocols/mcp.js';
 import { canonicalJson, toolResultText, type Trace } from './link.js';
+import { parseRawObject } from '../log/reader.js';
 
 /** Someone who sends or receives arrows. */
 export interface Participant {
@@ -124,7 +125,7 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
         const [from, to] = r.dir === 's2c' ? [server, 'host'] : ['host', server];
         const ms = r.latencyMs !== undefined ? ` (${formatMs(r.latencyMs)})` : '';
         if (r.error) add(r, from, to, `error ${r.error.code}: ${r.error.message}${ms}`, 'error');
-        else if (r.method === 'tools/call') add(r, from, to, `${r.isError ? 'tool error' : 'result'}: ${toolResultText(parse(r.raw)?.result) ?? 'no content'}${ms}`, r.isError ? 'error' : 'reply');
+        else if (r.method === 'tools/call') add(r, from, to, `${r.isError ? 'tool error' : 'result'}: ${toolResultText(parseRawObject(r.raw)?.result) ?? 'no content'}${ms}`, r.isError ? 'error' : 'reply');
         else add(r, from, to, `${r.method ?? 'response'} result${ms}`, 'reply');
         break;
       }
@@ -175,18 +176,8 @@ function isMcp(r: LogRecord): boolean {
   return r.kind === 'request' || r.kind === 'response' || r.kind === 'notification' || r.kind === 'invalid' || r.kind === 'pending';
 }
 
-function parse(raw: string | undefined): Record<string, unknown> | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    const v: unknown = JSON.parse(raw);
-    return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function argumentsOf(raw: string): string {
-  const params = parse(raw)?.params as Record<string, unknown> | undefined;
+  const params = parseRawObject(raw)?.params as Record<string, unknown> | undefined;
   return params?.arguments !== undefined ? canonicalJson(params.arguments) : '';
 }
 
