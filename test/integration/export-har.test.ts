@@ -7,7 +7,7 @@
  *
  * Spawns bin/mcptap.js, which runs the built dist/: build first (npm test does).
  */
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import type { HarEntry } from '../../src/export/har.js';
 import { harProblems } from '../support/har-1.2.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
+import { startHttpCli } from '../support/http-cli.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const BIN = 'bin/mcptap.js';
@@ -29,27 +30,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-async function startHttpCli(args: string[]): Promise<{ url: string; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'http', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      err += chunk.toString('utf8');
-      const m = /listening on (http:\/\/\S+),/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`mcptap http exited (${code}) before listening: ${err}`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    url,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
 
 describe('mcptap export --format har', () => {
   it('exports an agent run as HAR 1.2 that Playwright\u2019s HAR reader replays', async () => {

@@ -8,7 +8,7 @@
  *
  * Spawns bin/mcptap.js, which runs the built dist/: build first (npm test does).
  */
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { runOllamaAgent, type Toolbox } from '../../src/demo/agent.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
+import { startHttpCli } from '../support/http-cli.js';
 
 const BIN = 'bin/mcptap.js';
 const run = promisify(execFile);
@@ -93,27 +94,6 @@ async function until<T>(what: string, probe: () => T | undefined, ms = 10_000): 
 }
 
 /** `mcptap http` as a child process; resolves once it listens. */
-async function startHttpCli(args: string[]): Promise<{ url: string; stop(): Promise<number | null> }> {
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'http', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      err += chunk.toString('utf8');
-      const m = /listening on (http:\/\/\S+),/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`mcptap http exited (${code}) before listening: ${err}`)));
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    url,
-    async stop() {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
-
 /** The SDK Client talking to the weather server through `mcptap [flags] -- node fixtures/weather-server.mjs`. */
 async function connectWeather(flags: string[]): Promise<{ client: Client; toolbox: Toolbox; stderr: () => string; close(): Promise<void> }> {
   const transport = new StdioClientTransport({

@@ -6,7 +6,7 @@
  *
  * Spawns bin/mcptap.js, which runs the built dist/: build first (npm test does).
  */
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { readAllRecords } from '../../src/log/reader.js';
 import { runOllamaAgent, runOpenAiAgent, type AgentOptions, type AgentRun, type Toolbox } from '../../src/demo/agent.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
+import { startHttpCli } from '../support/http-cli.js';
 
 const BIN = 'bin/mcptap.js';
 const run = promisify(execFile);
@@ -27,28 +28,6 @@ afterEach(() => {
 });
 
 /** `mcptap http --target URL` as a child process; resolves once it says where it listens. */
-async function startHttpCli(target: string, logDir: string, name: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [BIN, 'http', '--target', target, '--log-dir', logDir, '--name', name], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      err += chunk.toString('utf8');
-      const m = /listening on (http:\/\/\S+),/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`mcptap http exited (${code}) before listening: ${err}`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    url,
-    child,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
 /** The official SDK Client talking to the weather server through `mcptap -- node fixtures/weather-server.mjs`. */
 async function connectWeather(logDir: string): Promise<{ toolbox: Toolbox; close(): Promise<void> }> {
   const transport = new StdioClientTransport({
@@ -83,7 +62,7 @@ async function agentRun(agent: (o: AgentOptions) => Promise<AgentRun>, model: st
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-trace-'));
   dirs.push(dir);
   const upstream = (await startLlmUpstream({ speed: 0 })) as { url: string; close(): Promise<void> };
-  const http = await startHttpCli(upstream.url, dir, 'llm');
+  const http = await startHttpCli(['--target', upstream.url, '--log-dir', dir, '--name', 'llm']);
   const mcp = await connectWeather(dir);
   let result: AgentRun;
   try {

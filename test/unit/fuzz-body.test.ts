@@ -7,19 +7,9 @@ import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BodyCapture, createBodyDecoder, type ContentCoding } from '../../src/framing/body.js';
+import { cutPoints, split } from '../support/chunks.js';
 
-function split(data: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => Math.floor(c * data.length)))].sort((a, b) => a - b);
-  const chunks: Buffer[] = [];
-  let at = 0;
-  for (const p of points) {
-    chunks.push(data.subarray(at, p));
-    at = p;
-  }
-  chunks.push(data.subarray(at));
-  return chunks;
-}
-const cuts = fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 });
+const cuts = cutPoints(12);
 const bytes = fc.uint8Array({ maxLength: 3000 }).map((a) => Buffer.from(a));
 
 describe('BodyCapture', () => {

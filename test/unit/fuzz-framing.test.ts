@@ -10,24 +10,13 @@ import { decodeJsonRpc } from '../../src/protocols/jsonrpc.js';
 import { McpSession } from '../../src/session/mcp-session.js';
 import type { RecordDraft, RecordSink } from '../../src/log/schema.js';
 import type { Frame } from '../../src/types.js';
+import { cutPoints, split } from '../support/chunks.js';
 
 /** Bytes biased towards the ones that matter to a line framer: \n, \r, and JSON punctuation. */
 const byte = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 255 }) }, { weight: 2, arbitrary: fc.constantFrom(0x0a, 0x0d, 0x7b, 0x7d, 0x22) });
 const bytes = fc.array(byte, { maxLength: 600 }).map((a) => Buffer.from(a));
 
-/** Cut `data` at the given fractions (sorted, deduplicated), giving 1 + n chunks (some may be empty). */
-function split(data: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => Math.floor(c * data.length)))].sort((a, b) => a - b);
-  const chunks: Buffer[] = [];
-  let at = 0;
-  for (const p of points) {
-    chunks.push(data.subarray(at, p));
-    at = p;
-  }
-  chunks.push(data.subarray(at));
-  return chunks;
-}
-const cuts = fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 });
+const cuts = cutPoints(12);
 
 function frameAll(framer: LineFramer, chunks: Buffer[]): Frame[] {
   const frames: Frame[] = [];

@@ -5,19 +5,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SseFramer, type SseItem } from '../../src/framing/sse.js';
+import { cutPoints, split } from '../support/chunks.js';
 
-function split(data: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => Math.floor(c * data.length)))].sort((a, b) => a - b);
-  const chunks: Buffer[] = [];
-  let at = 0;
-  for (const p of points) {
-    chunks.push(data.subarray(at, p));
-    at = p;
-  }
-  chunks.push(data.subarray(at));
-  return chunks;
-}
-const cuts = fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 16 });
+const cuts = cutPoints(16);
 
 function parse(chunks: Buffer[], maxEventBytes = 1 << 20): SseItem[] {
   const framer = new SseFramer({ maxEventBytes });
