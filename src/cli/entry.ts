@@ -8,5 +8,5 @@ import { parseWrapFlags, runWrap } from './wrap.js';
 const argv = process.argv.slice(2);
 const separator = argv.indexOf('--');
 const flags = separator === -1 ? undefined : parseWrapFlags(argv.slice(0, separator));
-if (flags) runWrap(flags, argv.slice(separator + 1));
+if (flags) await runWrap(flags, argv.slice(separator + 1));
 else await import('./main.js');

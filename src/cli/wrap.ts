@@ -11,7 +11,7 @@ import type { Argv } from 'yargs';
 import { startStdioTap, DEFAULT_MAX_BODY } from '../capture/stdio.js';
 import { McptapError } from '../types.js';
 import { fail, type CliContext, type RegisterCommand } from './shared.js';
-import { startLiveSpanExporter, type LiveSpanExporter } from '../export/otlp-live.js';
+import type { LiveSpanExporter } from '../export/otlp-live.js';
 import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING, type LogSafetyFlags } from './log-options.js';
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -50,15 +50,19 @@ export function parseWrapFlags(words: readonly string[]): WrapFlags | undefined 
   return flags;
 }
 
-/** Start the tap, forward signals, and exit with the server's code. */
-export function runWrap(flags: WrapFlags, wrapped: readonly string[]): void {
+/**
+ * Start the tap, forward signals, and exit with the server's code. Without --otlp-endpoint this runs to the
+ * spawn without awaiting anything; the span exporter (and the trace linker it joins spans with) is loaded only
+ * when asked for, since every server start pays for what this path imports.
+ */
+export async function runWrap(flags: WrapFlags, wrapped: readonly string[]): Promise<void> {
   const [command, ...args] = wrapped;
   if (!command) {
     fail(new McptapError('NO_COMMAND', 'nothing to wrap. Put the MCP server\u2019s command after --, for example: mcptap -- python weather.py'), 2);
   }
   let live: LiveSpanExporter | undefined;
   try {
-    if (flags.otlpEndpoint !== undefined) live = startLiveSpanExporter({ endpoint: flags.otlpEndpoint });
+    if (flags.otlpEndpoint !== undefined) live = (await import('../export/otlp-live.js')).startLiveSpanExporter({ endpoint: flags.otlpEndpoint });
   } catch (error) {
     fail(error, 2);
   }
@@ -94,7 +98,7 @@ function wrapOptions(y: Argv): Argv {
     .example('"args": ["-y", "mcptap", "--", "python", "weather.py"]', 'In an mcpServers entry: command "npx" with these args');
 }
 
-function runFromYargs(argv: Record<string, unknown>, context: CliContext): void {
+async function runFromYargs(argv: Record<string, unknown>, context: CliContext): Promise<void> {
   const maxBody = argv['max-body'] as number;
   if (!Number.isInteger(maxBody) || maxBody < 0) {
     fail(new McptapError('BAD_FLAG', `--max-body must be a whole number of bytes (0 or more), not ${String(argv['max-body'])}.`), 2);
@@ -108,7 +112,7 @@ function runFromYargs(argv: Record<string, unknown>, context: CliContext): void 
   if (typeof argv['log-dir'] === 'string') flags.logDir = argv['log-dir'];
   if (typeof argv.name === 'string') flags.name = argv.name;
   if (typeof argv['otlp-endpoint'] === 'string') flags.otlpEndpoint = argv['otlp-endpoint'];
-  runWrap(flags, context.wrapped);
+  await runWrap(flags, context.wrapped);
 }
 
 export const registerWrap: RegisterCommand = (cli, context) =>
