@@ -9,7 +9,7 @@
 import type { Channel } from '../types.js';
 import { OLLAMA_TURN_ENDPOINTS } from './ollama.js';
 import { OPENAI_TURN_ENDPOINTS } from './openai.js';
-import { asRecord } from './llm.js';
+import { asObject } from './mcp.js';
 
 /** What the request line and headers say. */
 export interface RequestHead {
@@ -68,7 +68,7 @@ export function isJsonRpcBody(text: string): boolean {
     return /^\s*[[{]\s*"jsonrpc"\s*:\s*"2\.0"/.test(text) || /"jsonrpc"\s*:\s*"2\.0"/.test(text.slice(0, 200));
   }
   const first = Array.isArray(value) ? value[0] : value;
-  return asRecord(first)?.jsonrpc === '2.0';
+  return asObject(first)?.jsonrpc === '2.0';
 }
 
 /** True when a request asks for an event stream (a GET that opens an MCP stream, legacy or Streamable). */

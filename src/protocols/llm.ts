@@ -4,6 +4,7 @@
  * openai.ts fill these in; the LLM turn observer turns them into log records. Pure.
  */
 import type { LlmRequestRecord, LlmToolCall, LlmToolResult, LlmUsage } from '../log/schema.js';
+import { asObject } from './mcp.js';
 
 /** What one request to the model asks for: the summary fields of an llm-request record. */
 export type LlmRequestSummary = Pick<LlmRequestRecord, 'model' | 'stream' | 'messageCount' | 'tools' | 'toolResults' | 'historyToolCalls' | 'prompt'>;
@@ -87,18 +88,13 @@ export function contentText(content: unknown): string {
     return content
       .map((part) => {
         if (typeof part === 'string') return part;
-        const p = asRecord(part);
+        const p = asObject(part);
         return typeof p?.text === 'string' ? p.text : '';
       })
       .join('');
   }
   if (content === undefined || content === null) return '';
   return JSON.stringify(content);
-}
-
-/** A value as a plain object, or undefined. */
-export function asRecord(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
 /** Parse JSON text, undefined when it does not parse. */
@@ -112,11 +108,11 @@ export function parseJson(text: string): unknown {
 
 /** The error text of an API error body: `{"error": "…"}` (Ollama) or `{"error": {"message": …}}` (OpenAI). */
 export function errorText(json: unknown): string | undefined {
-  const o = asRecord(json);
+  const o = asObject(json);
   if (!o || !('error' in o)) return undefined;
   const e = o.error;
   if (typeof e === 'string') return e;
-  const r = asRecord(e);
+  const r = asObject(e);
   if (typeof r?.message === 'string') return r.message;
   return JSON.stringify(e);
 }
@@ -134,7 +130,7 @@ export function summarizeMessages(body: Record<string, unknown>, defaultStream: 
   const history: LlmToolCall[] = [];
   let prompt: string | undefined;
   for (const m of messages) {
-    const msg = asRecord(m);
+    const msg = asObject(m);
     if (!msg) continue;
     const role = msg.role;
     // Only the tool results after the last assistant or user message are carried back by *this* request; older
@@ -170,8 +166,8 @@ export function summarizeMessages(body: Record<string, unknown>, defaultStream: 
 
 /** A tool call in either API's shape: `{id?, function: {name, arguments}, index?}` (chat) or flat (Responses). */
 export function toolCallOf(value: unknown): LlmToolCall {
-  const c = asRecord(value) ?? {};
-  const fn = asRecord(c.function) ?? c;
+  const c = asObject(value) ?? {};
+  const fn = asObject(c.function) ?? c;
   const call: LlmToolCall = { name: typeof fn.name === 'string' ? fn.name : '', ...toolArguments(fn.arguments) };
   if (typeof c.id === 'string') call.id = c.id;
   const index = typeof c.index === 'number' ? c.index : typeof fn.index === 'number' ? fn.index : undefined;
@@ -183,8 +179,8 @@ function toolNamesOf(tools: unknown): string[] {
   if (!Array.isArray(tools)) return [];
   const names: string[] = [];
   for (const t of tools) {
-    const tool = asRecord(t);
-    const fn = asRecord(tool?.function);
+    const tool = asObject(t);
+    const fn = asObject(tool?.function);
     const name = typeof fn?.name === 'string' ? fn.name : typeof tool?.name === 'string' ? tool.name : undefined;
     if (name !== undefined) names.push(name);
   }

@@ -10,7 +10,6 @@ import {
   appendBounded,
   isAtCap,
   MAX_REPLY_TOOL_CALLS,
-  asRecord,
   errorText,
   parseJson,
   summarizeMessages,
@@ -20,13 +19,14 @@ import {
   type LlmReplyAssembler,
   type LlmRequestSummary,
 } from './llm.js';
+import { asObject } from './mcp.js';
 
 /** Ollama endpoints whose replies are model turns (streamed unless `stream: false`). */
 export const OLLAMA_TURN_ENDPOINTS = new Set(['/api/chat', '/api/generate']);
 
 /** Summarize a request body to an Ollama endpoint. Ollama streams unless told `stream: false`. */
 export function summarizeOllamaRequest(body: unknown): LlmRequestSummary | undefined {
-  const o = asRecord(body);
+  const o = asObject(body);
   if (!o) return undefined;
   return summarizeMessages(o, true);
 }
@@ -71,7 +71,7 @@ export class OllamaReplyAssembler implements LlmReplyAssembler {
     if (text.trim() === '') return { content: false, chunk: false };
     this.chunkCount++;
     const json = parseJson(text);
-    const o = asRecord(json);
+    const o = asObject(json);
     if (!o) {
       const error = `a line that is not a JSON object: ${text.slice(0, 80)}`;
       this.error ??= error;
@@ -84,7 +84,7 @@ export class OllamaReplyAssembler implements LlmReplyAssembler {
     }
     if (typeof o.model === 'string') this.model = o.model;
     const info: LlmChunkInfo = { content: false, chunk: true };
-    const message = asRecord(o.message);
+    const message = asObject(o.message);
     // /api/chat puts text in message.content; /api/generate in response.
     const delta = typeof message?.content === 'string' ? message.content : typeof o.response === 'string' ? o.response : '';
     const thinking = typeof message?.thinking === 'string' ? message.thinking : typeof o.thinking === 'string' ? o.thinking : '';

@@ -8,7 +8,6 @@
 import type { LlmToolCall, LlmUsage } from '../log/schema.js';
 import {
   appendBounded,
-  asRecord,
   isAtCap,
   MAX_REPLY_TOOL_CALLS,
   contentText,
@@ -22,20 +21,21 @@ import {
   type LlmReplyAssembler,
   type LlmRequestSummary,
 } from './llm.js';
+import { asObject } from './mcp.js';
 
 /** OpenAI-compatible endpoints whose replies are model turns. */
 export const OPENAI_TURN_ENDPOINTS = new Set(['/v1/chat/completions', '/v1/completions', '/v1/responses', '/chat/completions', '/completions', '/responses']);
 
 /** Summarize a request body to an OpenAI-compatible endpoint. These APIs do not stream unless asked. */
 export function summarizeOpenAiRequest(body: unknown): LlmRequestSummary | undefined {
-  const o = asRecord(body);
+  const o = asObject(body);
   if (!o) return undefined;
   return summarizeMessages(o, false);
 }
 
 /** OpenAI usage (chat: prompt/completion tokens; Responses: input/output tokens). */
 export function openAiUsage(value: unknown): LlmUsage | undefined {
-  const u = asRecord(value);
+  const u = asObject(value);
   if (!u) return undefined;
   const usage: LlmUsage = {};
   const prompt = typeof u.prompt_tokens === 'number' ? u.prompt_tokens : typeof u.input_tokens === 'number' ? u.input_tokens : undefined;
@@ -73,7 +73,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
     this.chunkCount++;
     if (text.trim() === '[DONE]') return { content: false, chunk: true, done: true };
     const json = parseJson(text);
-    const o = asRecord(json);
+    const o = asObject(json);
     if (!o) {
       const error = `an event whose data is not a JSON object: ${text.slice(0, 80)}`;
       if (event === 'error') this.error = text;
@@ -91,11 +91,11 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
     if (usage) this.usage = usage;
     const choices = Array.isArray(o.choices) ? o.choices : [];
     // Only the first choice is reassembled: agents ask for one (n = 1).
-    const choice = asRecord(choices.find((c) => (asRecord(c)?.index ?? 0) === 0) ?? choices[0]);
+    const choice = asObject(choices.find((c) => (asObject(c)?.index ?? 0) === 0) ?? choices[0]);
     if (!choice) return info;
     if (typeof choice.finish_reason === 'string') this.finishReason = choice.finish_reason;
-    const delta = asRecord(choice.delta);
-    const message = asRecord(choice.message);
+    const delta = asObject(choice.delta);
+    const message = asObject(choice.message);
     if (delta) {
       this.addText(delta, info);
       if (Array.isArray(delta.tool_calls)) {
@@ -147,10 +147,10 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
   }
 
   private addFragment(value: unknown): void {
-    const f = asRecord(value);
+    const f = asObject(value);
     if (!f) return;
     const index = typeof f.index === 'number' ? f.index : this.partial.size;
-    const fn = asRecord(f.function);
+    const fn = asObject(f.function);
     let call = this.partial.get(index);
     if (!call) {
       if (this.partial.size >= MAX_REPLY_TOOL_CALLS) return;
@@ -188,14 +188,14 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
       case 'response.incomplete':
       case 'response.failed': {
         info.done = true;
-        const response = asRecord(o.response);
+        const response = asObject(o.response);
         if (typeof response?.model === 'string') this.model = response.model;
         const usage = openAiUsage(response?.usage);
         if (usage) this.usage = usage;
         if (typeof response?.status === 'string') this.finishReason = response.status;
         const output = Array.isArray(response?.output) ? response.output : [];
         for (const item of output) {
-          const it = asRecord(item);
+          const it = asObject(item);
           if (it?.type === 'function_call') {
             const call: LlmToolCall = { name: String(it.name ?? ''), ...toolArguments(it.arguments) };
             if (typeof it.call_id === 'string') call.id = it.call_id;
@@ -221,7 +221,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
 /** Read a non-streamed JSON body as a reply (chat completion, completion, or Responses object). */
 export function openAiReplyFromBody(text: string): LlmReply {
   const assembler = new OpenAiReplyAssembler();
-  const o = asRecord(parseJson(text));
+  const o = asObject(parseJson(text));
   if (o && o.object === 'response') {
     // A Responses object: reuse the completed-event path.
     assembler.push(JSON.stringify({ type: 'response.completed', response: o }));
