@@ -44,8 +44,8 @@ export { formatTraceJson } from './trace/json.js';
 export { formatRoundTripSummary } from './trace/summary.js';
 export { runDemo } from './demo/run.js';
 export type { DemoOptions, DemoResult, DemoClient } from './demo/run.js';
-export { runOllamaAgent, runOpenAiAgent } from './demo/agent.js';
-export type { Toolbox, McpTool, AgentOptions, AgentRun } from './demo/agent.js';
+export { runOllamaAgent, runOpenAiAgent, toolboxFrom } from './demo/agent.js';
+export type { Toolbox, McpTool, McpToolClient, AgentOptions, AgentRun } from './demo/agent.js';
 
 export { replay } from './replay/replay.js';
 export type { ReplayOptions, ReplayHandle } from './replay/replay.js';

@@ -25,6 +25,29 @@ export interface Toolbox {
   call(name: string, args: Record<string, unknown>): Promise<string>;
 }
 
+/**
+ * What a toolbox needs of an MCP client: the SDK's Client has these two methods. Described structurally so this
+ * module does not import the SDK (a devDependency) when nothing uses the demo.
+ */
+export interface McpToolClient {
+  listTools(): Promise<{ tools: { name: string; description?: string; inputSchema: unknown }[] }>;
+  /** The SDK's result may also be the legacy `{toolResult}` shape, which has no content. */
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<object>;
+}
+
+/** The tools an MCP client session lists, as a Toolbox: results become their text blocks, joined by lines. */
+export async function toolboxFrom(client: McpToolClient): Promise<Toolbox> {
+  const { tools } = await client.listTools();
+  return {
+    tools: tools.map((t) => ({ name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), inputSchema: t.inputSchema as McpTool['inputSchema'] })),
+    async call(name, args) {
+      const result = (await client.callTool({ name, arguments: args })) as { content?: unknown };
+      const content = Array.isArray(result.content) ? (result.content as { type: string; text?: string }[]) : [];
+      return content.map((c) => (c.type === 'text' ? (c.text ?? '') : `[${c.type}]`)).join('\n');
+    },
+  };
+}
+
 export interface AgentOptions {
   /** Base URL of the LLM API (for the demo: the mcptap HTTP proxy in front of the LLM). */
   baseUrl: string;

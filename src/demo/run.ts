@@ -22,7 +22,7 @@ import { buildTimeline, formatTimeline } from '../trace/timeline.js';
 import { formatRoundTripSummary } from '../trace/summary.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { McptapError } from '../types.js';
-import { load, runOllamaAgent, runOpenAiAgent, type AgentRun, type McpTool, type Toolbox } from './agent.js';
+import { load, runOllamaAgent, runOpenAiAgent, toolboxFrom, type AgentRun, type Toolbox } from './agent.js';
 
 /** The package folder (dist/demo/run.js and src/demo/run.ts are both two levels down). */
 const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -120,15 +120,7 @@ async function connectWeatherServer(logDir: string): Promise<{ toolbox: Toolbox;
   });
   const client = new Client({ name: 'mcptap-demo-agent', version: MCPTAP_VERSION });
   await client.connect(transport);
-  const { tools } = await client.listTools();
-  const toolbox: Toolbox = {
-    tools: tools.map((t) => ({ name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), inputSchema: t.inputSchema as McpTool['inputSchema'] })),
-    async call(name, args) {
-      const result = await client.callTool({ name, arguments: args });
-      const content = Array.isArray(result.content) ? (result.content as { type: string; text?: string }[]) : [];
-      return content.map((c) => (c.type === 'text' ? (c.text ?? '') : `[${c.type}]`)).join('\n');
-    },
-  };
+  const toolbox = await toolboxFrom(client);
   return { toolbox, close: () => client.close() };
 }
 

@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { runOllamaAgent } from '../../src/demo/agent.js';
+import { runOllamaAgent, toolboxFrom } from '../../src/demo/agent.js';
 import type { HarEntry } from '../../src/export/har.js';
 import { harProblems } from '../support/har-1.2.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
@@ -42,19 +42,12 @@ describe('mcptap export --format har', () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, '--log-dir', logs, '--name', 'weather', '--', process.execPath, 'fixtures/weather-server.mjs'], stderr: 'ignore' });
     const client = new Client({ name: 'har-test-agent', version: '1.0.0' });
     await client.connect(transport);
-    const { tools } = await client.listTools();
     const result = await runOllamaAgent({
       baseUrl: llm.url,
       model: 'qwen2.5:3b',
       prompt: 'what is the weather in California?',
       stream: true,
-      toolbox: {
-        tools: tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema as Record<string, unknown> })),
-        async call(name, args) {
-          const r = await client.callTool({ name, arguments: args });
-          return (r.content as { text?: string }[]).map((c) => c.text ?? '').join('\n');
-        },
-      },
+      toolbox: await toolboxFrom(client),
     });
     await client.close();
     await llm.stop();

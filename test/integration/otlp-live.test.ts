@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { runOllamaAgent, type Toolbox } from '../../src/demo/agent.js';
+import { runOllamaAgent, toolboxFrom, type Toolbox } from '../../src/demo/agent.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
 import { startHttpCli } from '../support/http-cli.js';
@@ -105,17 +105,10 @@ async function connectWeather(flags: string[]): Promise<{ client: Client; toolbo
   transport.stderr?.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const client = new Client({ name: 'otlp-test-agent', version: '1.0.0' });
   await client.connect(transport);
-  const { tools } = await client.listTools();
   return {
     client,
     stderr: () => err,
-    toolbox: {
-      tools: tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema as Record<string, unknown> })),
-      async call(name, args) {
-        const result = await client.callTool({ name, arguments: args });
-        return (result.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
-      },
-    },
+    toolbox: await toolboxFrom(client),
     close: () => client.close(),
   };
 }

@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { readAllRecords } from '../../src/log/reader.js';
-import { runOllamaAgent, runOpenAiAgent, type AgentOptions, type AgentRun, type Toolbox } from '../../src/demo/agent.js';
+import { runOllamaAgent, runOpenAiAgent, toolboxFrom, type AgentOptions, type AgentRun, type Toolbox } from '../../src/demo/agent.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
 import { startHttpCli } from '../support/http-cli.js';
@@ -27,7 +27,6 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** `mcptap http --target URL` as a child process; resolves once it says where it listens. */
 /** The official SDK Client talking to the weather server through `mcptap -- node fixtures/weather-server.mjs`. */
 async function connectWeather(logDir: string): Promise<{ toolbox: Toolbox; close(): Promise<void> }> {
   const transport = new StdioClientTransport({
@@ -37,15 +36,8 @@ async function connectWeather(logDir: string): Promise<{ toolbox: Toolbox; close
   });
   const client = new Client({ name: 'trace-test-agent', version: '1.0.0' });
   await client.connect(transport);
-  const { tools } = await client.listTools();
   return {
-    toolbox: {
-      tools: tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema as Record<string, unknown> })),
-      async call(name, args) {
-        const result = await client.callTool({ name, arguments: args });
-        return (result.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
-      },
-    },
+    toolbox: await toolboxFrom(client),
     close: () => client.close(),
   };
 }

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startHttpTap } from '../../src/capture/http.js';
-import { runOllamaAgent, runOpenAiAgent, type Toolbox } from '../../src/demo/agent.js';
+import { runOllamaAgent, runOpenAiAgent, toolboxFrom } from '../../src/demo/agent.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
 
@@ -32,14 +32,8 @@ beforeAll(async () => {
   });
   const client = new Client({ name: 'two-agents', version: '1.0.0' });
   await client.connect(transport);
-  const { tools } = await client.listTools();
-  const toolbox: Toolbox = {
-    tools: tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema as Record<string, unknown> })),
-    async call(name, args) {
-      const result = await client.callTool({ name, arguments: args });
-      return (result.content as { text?: string }[]).map((c) => c.text ?? '').join('\n');
-    },
-  };
+  const toolbox = await toolboxFrom(client);
+
   try {
     // Both agents at once, through the same proxy and the same server session.
     await Promise.all([

@@ -17,7 +17,7 @@ import { chromium, type Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { runOllamaAgent } from '../../src/demo/agent.js';
+import { runOllamaAgent, toolboxFrom } from '../../src/demo/agent.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
 
@@ -190,18 +190,11 @@ describe('mcptap ui in headless Chromium', () => {
     });
     const weather = await weatherSession(logs, 'weather');
     cleanups.push(() => weather.close());
-    const { tools } = await weather.listTools();
     const run = await runOllamaAgent({
       baseUrl: llmUrl,
       model: 'qwen2.5:3b',
       prompt: 'what is the weather in California?',
-      toolbox: {
-        tools: tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema as Record<string, unknown> })),
-        async call(name, args) {
-          const r = await weather.callTool({ name, arguments: args });
-          return (r.content as { text?: string }[]).map((c) => c.text ?? '').join('\n');
-        },
-      },
+      toolbox: await toolboxFrom(weather),
     });
     expect(run.toolCalls).toHaveLength(1);
 
