@@ -6,6 +6,11 @@
  * `flushSync` may write behind an async write still in flight. A log needs neither: here one write is in flight
  * at a time, everything queued behind it is joined into the next write, and `end()` waits for the write in
  * flight before writing the rest synchronously.
+ *
+ * Writes are coalesced: a record waits up to COALESCE_MS for the ones behind it, so a busy session makes one write
+ * per few milliseconds rather than one per frame. Each asynchronous write is a thread-pool job, and on a small
+ * machine one job per frame cost the relay more than the records themselves (profiled: the pool thread woke for
+ * every round trip of a sequential stdio benchmark and competed with the server for a core).
  */
 import { closeSync, write as fsWrite, writeSync } from 'node:fs';
 
@@ -16,19 +21,25 @@ export interface AppendFileOptions {
   onDrop: () => void;
 }
 
+/** How long a queued record waits for others before a write starts (a live reader sees it this much later). */
+const COALESCE_MS = 10;
+/** A queue this large is written at once, without waiting for the timer. */
+const WRITE_NOW_BYTES = 256 * 1024;
+
 export class AppendFile {
   private queue: string[] = [];
   private queuedBytes = 0;
   private inFlight: Promise<void> | undefined;
   private failed = false;
   private closed = false;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly fd: number,
     private readonly options: AppendFileOptions,
   ) {}
 
-  /** Queue text; the write starts at once when none is in flight. */
+  /** Queue text; it is written within COALESCE_MS, sooner when much is queued. */
   write(text: string): void {
     if (this.failed || this.closed) return;
     // String length stands in for bytes: the bound only needs to be approximate.
@@ -38,7 +49,24 @@ export class AppendFile {
     }
     this.queue.push(text);
     this.queuedBytes += text.length;
-    if (!this.inFlight) this.inFlight = this.pump();
+    this.schedule();
+  }
+
+  /** Start a write now (a full batch is waiting) or arm the coalescing timer; nothing while one is in flight. */
+  private schedule(): void {
+    if (this.inFlight || this.failed || this.queue.length === 0) return;
+    if (this.queuedBytes >= WRITE_NOW_BYTES || this.closed) this.startWrite();
+    else this.timer ??= setTimeout(() => this.startWrite(), COALESCE_MS).unref();
+  }
+
+  private startWrite(): void {
+    this.clearTimer();
+    if (!this.inFlight && !this.failed && this.queue.length > 0) this.inFlight = this.pump();
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /** Write what is queued synchronously, for process exit; a write still in flight finishes on its own. */
@@ -71,31 +99,35 @@ export class AppendFile {
   }
 
   private takeQueue(): string {
+    this.clearTimer();
     const text = this.queue.length === 1 ? this.queue[0]! : this.queue.join('');
     this.queue = [];
     this.queuedBytes = 0;
     return text;
   }
 
-  /** Write queued text until the queue is empty; partial writes continue where they stopped. */
+  /**
+   * Write what is queued now, then hand over to the next write: at once when a full batch has gathered
+   * meanwhile, else after the coalescing delay. Partial writes continue where they stopped.
+   */
   private async pump(): Promise<void> {
     try {
-      while (this.queue.length > 0 && !this.failed) {
-        const data = Buffer.from(this.takeQueue(), 'utf8');
-        let offset = 0;
-        while (offset < data.length) {
-          offset += await new Promise<number>((resolve, reject) => {
-            fsWrite(this.fd, data, offset, data.length - offset, null, (error, written) => (error ? reject(error) : resolve(written)));
-          });
-        }
+      const data = Buffer.from(this.takeQueue(), 'utf8');
+      let offset = 0;
+      while (offset < data.length) {
+        offset += await new Promise<number>((resolve, reject) => {
+          fsWrite(this.fd, data, offset, data.length - offset, null, (error, written) => (error ? reject(error) : resolve(written)));
+        });
       }
     } catch (error) {
       this.failed = true;
       this.queue = [];
+      this.queuedBytes = 0;
       this.options.onError(error as NodeJS.ErrnoException);
     } finally {
       this.inFlight = undefined;
     }
+    this.schedule();
   }
 
   private writeAllSync(data: Buffer): void {

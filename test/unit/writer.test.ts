@@ -66,6 +66,19 @@ describe('LogWriter', () => {
     expect(lines(file)).toHaveLength(1000);
   });
 
+  test('records reach the file on their own within moments, without close(), and in order', async () => {
+    const file = join(root, 'live.ndjson');
+    const w = new LogWriter({ file, ...base });
+    w.write({ time: 1, kind: 'lifecycle', event: 'start', msg: 'one' });
+    // Coalesced behind a short timer, not held until exit: a live reader (mcptap ui, tail -f) sees it soon.
+    const until = Date.now() + 2000;
+    while (!(existsSync(file) && readFileSync(file, 'utf8').includes('"one"')) && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    expect(lines(file).map((r) => r.msg)).toEqual(['one']);
+    for (let i = 0; i < 50; i++) w.write({ time: 2, kind: 'lifecycle', event: 'warning', msg: `m${i}` });
+    await w.close();
+    expect(lines(file).map((r) => r.msg)).toEqual(['one', ...Array.from({ length: 50 }, (_, i) => `m${i}`)]);
+  });
+
   test('an unwritable folder (a path under a regular file) warns once and never throws', async () => {
     const blocker = join(root, 'regular-file');
     writeFileSync(blocker, 'x');
