@@ -16,14 +16,15 @@ import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
-import { LineFramer, withoutCutCharacter } from '../framing/lines.js';
-import { McpSession } from '../session/mcp-session.js';
-import { LogWriter } from '../log/writer.js';
+import { closeSync } from 'node:fs';
+import { openLogFile } from '../log/writer.js';
 import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import type { RedactRules } from '../log/redact.js';
 import { startWatchdog } from './watchdog.js';
-import { teeSink, type RecordObserver } from '../export/tee-sink.js';
+import type { RecordObserver } from '../export/tee-sink.js';
+import { STREAM, StdioInspector, type StdioInspection, type StdioInspectorConfig } from './stdio-inspector.js';
+import { StdioInspectorThread } from './stdio-inspector-thread.js';
 import { MCPTAP_VERSION } from '../version.js';
 
 /** Default cap on how much of one frame the log keeps (the traffic itself is never cut). */
@@ -33,9 +34,6 @@ export const DEFAULT_KILL_GRACE_MS = 2000;
 /** After stdin EOF: how often to look whether the server still owes answers, and how long to wait for them at most. */
 const EOF_CHECK_MS = 100;
 const EOF_MAX_WAIT_MS = 60_000;
-/** Longest stderr line kept in a record, and how many last lines the exit record keeps. */
-const MAX_STDERR_LINE = 8 * 1024;
-const STDERR_TAIL_LINES = 20;
 
 export interface StdioTapOptions {
   command: string;
@@ -68,6 +66,11 @@ export interface StdioTapOptions {
   onRecord?: RecordObserver;
   /** Start the watchdog that ends the server if mcptap is killed (POSIX; default true). See watchdog.ts. */
   watchdog?: boolean;
+  /**
+   * Inspect the copy on an inspection thread (default), or inline on the main thread (`false`). A `sink` or
+   * `onRecord` needs the records on the main thread, so either of them means inline.
+   */
+  inspectionThread?: boolean;
 }
 
 /** How the wrapped process ended. */
@@ -115,34 +118,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     errorOutputBroken = true;
   });
 
-  const writer = new LogWriter({
-    file: logFile,
-    session,
-    channel: 'stdio',
-    label,
-    warn: notice,
-    ...(options.redact !== undefined ? { redact: options.redact } : {}),
-    ...(options.maxLogBytes !== undefined ? { maxFileBytes: options.maxLogBytes, maxFiles: options.maxLogFiles ?? 0 } : {}),
-  });
-  if (writer.healthy) notice(`logging ${options.command} to ${logFile}`);
-  const extraSink = options.sink;
-  const logSink: RecordSink = extraSink
-    ? {
-        write(draft: RecordDraft): number {
-          const seq = writer.write(draft);
-          extraSink.write(draft);
-          return seq;
-        },
-      }
-    : writer;
-  // The live OTLP exporter (--otlp-endpoint) sees each record as the log has it, after the log.
-  const sink: RecordSink = options.onRecord ? teeSink(logSink, { session, channel: 'stdio', label }, options.onRecord) : logSink;
-  const mcp = new McpSession({ sink, stdio: true });
-  /** An exception in the logging path is reported once and the traffic keeps flowing (see safely). */
-  let loggingFailed = false;
-  /** Every record the tap writes itself goes through here, so a failing sink cannot break the relay. */
-  const record = (draft: RecordDraft): void => safely(() => sink.write(draft));
-
+  // The server starts first: its start-up, not mcptap's, is what the host waits for.
   // Own process group on POSIX so signals reach grandchildren (npx → node, uv → python) too.
   const groupKill = process.platform !== 'win32';
   const child = spawnCommand(options.command, args, {
@@ -151,6 +127,20 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     cwd: options.cwd,
     detached: groupKill,
   });
+
+  const config: StdioInspectorConfig = {
+    logFile,
+    session,
+    label,
+    maxBody,
+    ...(options.redact !== undefined ? { redact: options.redact } : {}),
+    ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes, maxLogFiles: options.maxLogFiles ?? 0 } : {}),
+  };
+  const inspection = startInspection(config, options, notice);
+  if (inspection.logging) notice(`logging ${options.command} to ${logFile}`);
+  const tap: StdioInspection = inspection.inspector;
+  /** Every record the tap writes itself goes to the inspector, after the traffic before it. */
+  const record = (draft: RecordDraft): void => tap.record(draft);
 
   // If mcptap is SIGKILLed, the server's stdin closes; the watchdog covers servers that ignore that.
   const watchdog = groupKill && options.watchdog !== false && child.pid !== undefined ? startWatchdog(child.pid, grace) : undefined;
@@ -198,29 +188,17 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     childStdout.destroy();
   });
 
-  // --- then the copy: frame, decode, correlate, log ---
-  const c2s = new LineFramer({ dir: 'c2s', maxFrameBytes: maxBody });
-  const s2c = new LineFramer({ dir: 's2c', maxFrameBytes: maxBody });
-  const stderrLines = new LineFramer({ dir: 's2c', maxFrameBytes: MAX_STDERR_LINE });
-  const stderrTail: string[] = [];
-
-  const observe = (framer: LineFramer) => (chunk: Buffer) => {
-    const frames = framer.push(chunk, Date.now(), performance.now());
-    for (const frame of frames) safely(() => mcp.observe(frame));
-  };
-  input.on('data', observe(c2s));
-  childStdout.on('data', observe(s2c));
-  childStderr.on('data', (chunk: Buffer) => {
-    for (const line of stderrLines.push(chunk, Date.now(), performance.now())) logStderr(line.bytes, line.size, line.truncated, line.time);
-  });
+  // --- then the copy: each chunk, once forwarded, goes to the inspector with the time it passed ---
+  input.on('data', (chunk: Buffer) => tap.data(STREAM.c2s, chunk, Date.now(), performance.now()));
+  childStdout.on('data', (chunk: Buffer) => tap.data(STREAM.s2c, chunk, Date.now(), performance.now()));
+  childStderr.on('data', (chunk: Buffer) => tap.data(STREAM.stderr, chunk, Date.now(), performance.now()));
 
   /** SIGKILL after a forwarded signal. */
   let killTimer: NodeJS.Timeout | undefined;
   /** The stdin-EOF escalation (a check interval, then the SIGTERM and SIGKILL timers). */
   let eofTimer: NodeJS.Timeout | undefined;
   input.on('end', () => {
-    const tail = c2s.end(Date.now(), performance.now());
-    if (tail) safely(() => mcp.observe(tail));
+    tap.inputEnd(Date.now(), performance.now());
     record({ time: Date.now(), kind: 'lifecycle', event: 'stdin-end', msg: 'The client closed its side (stdin ended); the server\u2019s stdin is closed in turn.' });
     afterStdinEnd();
   });
@@ -235,7 +213,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   function afterStdinEnd(): void {
     const since = performance.now();
     eofTimer = setInterval(() => {
-      if (mcp.openRequestsFrom('c2s') > 0 && performance.now() - since < EOF_MAX_WAIT_MS) return;
+      if (tap.owedToClient() > 0 && performance.now() - since < EOF_MAX_WAIT_MS) return;
       clearInterval(eofTimer);
       eofTimer = setTimeout(() => {
         sendSignal('SIGTERM');
@@ -247,26 +225,8 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     eofTimer.unref();
   }
 
-  function logStderr(bytes: Buffer, size: number, truncated: boolean, time: number): void {
-    const text = (truncated ? withoutCutCharacter(bytes) : bytes).toString('utf8');
-    stderrTail.push(text);
-    if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-    record({ time, kind: 'stderr', dir: 's2c', text, bytes: size, ...(truncated ? { truncated: true } : {}), msg: `Server stderr: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}` });
-  }
-
   function lifecycleWarning(message: string): void {
     record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: message });
-  }
-
-  /** An exception in the logging path is reported once and the traffic keeps flowing. */
-  function safely(work: () => void): void {
-    try {
-      work();
-    } catch (error) {
-      if (loggingFailed) return;
-      loggingFailed = true;
-      notice(`an internal error in the logging path (${(error as Error).message}); the traffic is not affected. Please report it.`);
-    }
   }
 
   // --- the child's life ---
@@ -314,14 +274,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
       if (eofTimer) clearTimeout(eofTimer); // also clears an interval
       const now = Date.now();
       const mono = performance.now();
-      // A client line still unfinished (its stdin open) when the server went is a partial line all the same.
-      const clientTail = c2s.end(now, mono);
-      if (clientTail) safely(() => mcp.observe(clientTail));
-      const tail = s2c.end(now, mono);
-      if (tail) safely(() => mcp.observe(tail));
-      const errTail = stderrLines.end(now, mono);
-      if (errTail) logStderr(errTail.bytes, errTail.size, errTail.truncated, now);
-      safely(() => mcp.end(now, mono));
+      tap.endStreams(now, mono);
       const exitCode = spawnError ? (spawnError.code === 'ENOENT' ? 127 : 126) : exitCodeOf(code, signal);
       const durationMs = Math.round(mono - startMono);
       // The server is gone, but processes it started may still be in its group (a background job that holds its
@@ -338,23 +291,21 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
       } else {
         watchdog?.release();
       }
-      record({
+      const exit: RecordDraft = {
         time: now,
         kind: 'lifecycle',
         event: 'exit',
         code,
         signal,
         durationMs,
-        stderrTail: [...stderrTail],
         ...(exitCode !== 0 ? { level: LEVEL.warn } : {}),
         msg: signal
           ? `The server was ended by ${signal} after ${durationMs} ms; mcptap exits with ${exitCode}.`
           : spawnError
             ? `The server could not be started; mcptap exits with ${exitCode}.`
             : `The server exited with code ${code} after ${durationMs} ms.`,
-      });
-      writer.flushSync();
-      void writer.close().then(() => resolve({ exitCode, code, signal }));
+      };
+      void tap.close(exit).then(() => resolve({ exitCode, code, signal }));
     };
     // 'close' waits for the child's stdout and stderr to end, so every byte is relayed before we finish. A
     // grandchild holding the pipes open must not keep us alive, though: give it a moment after 'exit'.
@@ -376,6 +327,41 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     signal: (signal) => escalate(signal),
     watchdogPid: watchdog?.pid,
   };
+}
+
+/**
+ * The inspector for this tap: on an inspection thread, with the log opened here first so mcptap can say at once
+ * whether it logs; inline when the caller wants the records on this thread, or when the log cannot be opened
+ * (the inline inspector then says why, once, and the traffic goes on without a log).
+ */
+function startInspection(
+  config: StdioInspectorConfig,
+  options: StdioTapOptions,
+  notice: (message: string) => void,
+): { inspector: StdioInspection; logging: boolean } {
+  const inline = options.inspectionThread === false || options.sink !== undefined || options.onRecord !== undefined;
+  if (!inline) {
+    let fd: number | undefined;
+    try {
+      fd = openLogFile(config.logFile);
+    } catch {
+      // The inline inspector below tries again and says why.
+    }
+    if (fd !== undefined) {
+      try {
+        return { inspector: new StdioInspectorThread({ ...config, fd }, notice), logging: true };
+      } catch (error) {
+        notice(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
+        closeSync(fd);
+      }
+    }
+  }
+  const inspector = new StdioInspector(config, {
+    notice,
+    ...(options.sink ? { sink: options.sink } : {}),
+    ...(options.onRecord ? { onRecord: options.onRecord } : {}),
+  });
+  return { inspector, logging: inspector.healthy };
 }
 
 /**

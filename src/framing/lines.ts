@@ -34,6 +34,8 @@ export class LineFramer {
   private tail: Buffer = Buffer.alloc(0);
   /** The previous chunk ended in `\r`, which may belong to a `\r\n` split across chunks. */
   private pendingCr = false;
+  /** After resync(): bytes up to the next `\n` belong to a line whose start was never seen. */
+  private skipping = false;
 
   constructor(options: LineFramerOptions) {
     this.dir = options.dir;
@@ -44,6 +46,12 @@ export class LineFramer {
   push(chunk: Buffer, time: number, mono: number): Frame[] {
     const frames: Frame[] = [];
     let start = 0;
+    if (this.skipping) {
+      const lf = chunk.indexOf(LF);
+      if (lf === -1) return frames;
+      this.skipping = false;
+      start = lf + 1;
+    }
     for (;;) {
       const lf = chunk.indexOf(LF, start);
       if (lf === -1) break;
@@ -59,6 +67,15 @@ export class LineFramer {
   end(time: number, mono: number): Frame | undefined {
     if (this.lineBytes === 0 && !this.pendingCr) return undefined;
     return this.finish(time, mono, true);
+  }
+
+  /**
+   * Bytes were left out of the copy (inspection fell behind): drop the unfinished line and skip what follows up
+   * to the next `\n`, so the next frame is a whole line again rather than the tail of one.
+   */
+  resync(): void {
+    this.reset();
+    this.skipping = true;
   }
 
   /** True when bytes of an unfinished line are waiting. */
@@ -123,12 +140,17 @@ export class LineFramer {
     }
     if (partial) frame.partial = true;
     if (crlf) frame.crlf = true;
+    this.reset();
+    return frame;
+  }
+
+  private reset(): void {
+    this.pendingCr = false;
     this.pieces = [];
     this.keptBytes = 0;
     this.lineBytes = 0;
     this.hash = undefined;
     this.tail = Buffer.alloc(0);
-    return frame;
   }
 }
 

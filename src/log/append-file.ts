@@ -19,6 +19,8 @@ export interface AppendFileOptions {
   maxQueuedBytes: number;
   onError: (error: NodeJS.ErrnoException) => void;
   onDrop: () => void;
+  /** False when someone else closes the fd (it was opened on another thread). Default true. */
+  closeFd?: boolean;
 }
 
 /** How long a queued record waits for others before a write starts (a live reader sees it this much later). */
@@ -91,6 +93,7 @@ export class AppendFile {
     while (this.inFlight) await this.inFlight;
     this.flushSync();
     this.closed = true;
+    if (this.options.closeFd === false) return;
     try {
       closeSync(this.fd);
     } catch {

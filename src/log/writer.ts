@@ -49,6 +49,24 @@ export interface LogWriterOptions {
   maxFileBytes?: number;
   /** With maxFileBytes: keep at most this many parts, deleting the oldest (0 keeps all). */
   maxFiles?: number;
+  /**
+   * `file` already opened by openLogFile (0600, append): the stdio tap opens it on the main thread, to say at
+   * once whether it logs, and writes it from the inspection thread. The writer leaves it open: a worker thread
+   * may not close a descriptor the main thread opened, so its opener closes it.
+   */
+  fd?: number;
+}
+
+/**
+ * Open a log file for appending: its folder is created 0700, the file is 0600 even when it existed with a wider
+ * mode. Throws what the file system throws.
+ */
+export function openLogFile(file: string): number {
+  mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
+  const fd = openSync(file, 'a', 0o600);
+  // The umask may only take bits away, but a pre-existing file keeps its mode: make it owner-only.
+  fchmodSync(fd, 0o600);
+  return fd;
 }
 
 /** An open log file. Implements RecordSink so the session observers can write into it. */
@@ -65,8 +83,12 @@ export class LogWriter implements RecordSink {
   private readonly channelField: string;
   private readonly labelField: string;
 
+  /** An fd opened for `file` before this writer existed; used by the first open of `file`. */
+  private presetFd: number | undefined;
+
   constructor(options: LogWriterOptions) {
     this.file = options.file;
+    this.presetFd = options.fd;
     this.sessionField = `"session":${JSON.stringify(options.session)},`;
     this.channelField = `"channel":${JSON.stringify(options.channel)},`;
     this.labelField = `"label":${JSON.stringify(options.label)},`;
@@ -155,17 +177,20 @@ export class LogWriter implements RecordSink {
 
   private open(file: string): AppendFile | undefined {
     let fd: number;
+    let preset = false;
     try {
-      mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
-      fd = openSync(file, 'a', 0o600);
-      // The umask may only take bits away, but a pre-existing file keeps its mode: make it owner-only.
-      fchmodSync(fd, 0o600);
+      if (this.presetFd !== undefined && file === this.file) {
+        fd = this.presetFd;
+        this.presetFd = undefined;
+        preset = true;
+      } else fd = openLogFile(file);
     } catch (error) {
-      this.warnOnce(`cannot write the log ${file} (${describeError(error)}); the traffic goes on without a log. Choose another folder with --log-dir or MCPTAP_LOG_DIR.`);
+      this.warnOnce(cannotOpenLogMessage(file, error));
       return undefined;
     }
     return new AppendFile(fd, {
       maxQueuedBytes: MAX_QUEUED_BYTES,
+      closeFd: !preset,
       onError: (error) => {
         this.destination = undefined;
         this.warnOnce(`writing the log ${this.file} failed (${describeError(error)}); the traffic goes on without a log.`);
@@ -173,6 +198,11 @@ export class LogWriter implements RecordSink {
       onDrop: () => this.warnOnce(`the log ${this.file} is falling behind the traffic; records are being dropped (the traffic is not affected).`),
     });
   }
+}
+
+/** What mcptap says when a log file cannot be opened. */
+export function cannotOpenLogMessage(file: string, error: unknown): string {
+  return `cannot write the log ${file} (${describeError(error)}); the traffic goes on without a log. Choose another folder with --log-dir or MCPTAP_LOG_DIR.`;
 }
 
 function describeError(error: unknown): string {

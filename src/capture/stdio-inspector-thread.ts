@@ -1,0 +1,90 @@
+/**
+ * The stdio inspector on its inspection thread, seen from the main thread: the same calls as StdioInspector, each
+ * posted to the thread in order (stdio-inspector-worker.ts runs the real one). What the main thread asks back —
+ * how many answers the server still owes — the thread keeps in a shared counter, so asking never waits.
+ */
+import { closeSync } from 'node:fs';
+import type { RecordDraft } from '../log/schema.js';
+import { InspectionThread, MAX_BACKLOG_BYTES, workerScript } from './inspection-thread.js';
+import type { StdioInspection, StdioInspectorConfig, StdioStream } from './stdio-inspector.js';
+
+/** Messages to the thread: a tag, then the call's arguments. */
+export const CALL = { data: 0, inputEnd: 1, gap: 2, record: 3, endStreams: 4, close: 5 } as const;
+/** Shared counters: slot 0 is the thread's bytes taken in (inspection-thread.ts). */
+export const OWED_SLOT = 1;
+export const SHARED_SLOTS = 2;
+
+/** Replies from the thread. */
+export type StdioThreadReply = { notice: string };
+
+export class StdioInspectorThread implements StdioInspection {
+  private readonly thread: InspectionThread;
+  /** Bytes skipped per stream while the thread was behind, told to it before the next chunk it gets. */
+  private readonly skipped = [0, 0, 0];
+
+  /** The log file, opened on this thread: closed here once the thread is done with it. */
+  private readonly fd: number | undefined;
+
+  constructor(
+    config: StdioInspectorConfig,
+    notice: (message: string) => void,
+    /** Copies are skipped while more than this many bytes wait for the thread (smaller in tests). */
+    private readonly maxBacklogBytes = MAX_BACKLOG_BYTES,
+  ) {
+    this.fd = config.fd;
+    this.thread = new InspectionThread({
+      script: workerScript('stdio-inspector-worker'),
+      workerData: { config },
+      sharedSlots: SHARED_SLOTS,
+      onMessage: (message) => notice((message as StdioThreadReply).notice),
+      onFailure: (reason) => notice(`the inspection thread stopped (${reason}); the traffic goes on, but is no longer logged. Please report it.`),
+    });
+  }
+
+  data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void {
+    const thread = this.thread;
+    if (thread.backlog + chunk.length > this.maxBacklogBytes) {
+      this.skipped[stream]! += chunk.length;
+      return;
+    }
+    if (this.skipped[stream]! > 0) {
+      thread.post([CALL.gap, stream, this.skipped[stream], time]);
+      this.skipped[stream] = 0;
+    }
+    thread.post([CALL.data, stream, thread.copy(chunk), time, mono]);
+  }
+
+  inputEnd(time: number, mono: number): void {
+    this.thread.post([CALL.inputEnd, time, mono]);
+  }
+
+  gap(stream: StdioStream, bytes: number, time: number): void {
+    this.thread.post([CALL.gap, stream, bytes, time]);
+  }
+
+  record(draft: RecordDraft): void {
+    this.thread.post([CALL.record, draft]);
+  }
+
+  endStreams(time: number, mono: number): void {
+    for (const stream of [0, 1, 2] as const) {
+      if (this.skipped[stream]! > 0) this.gap(stream, this.skipped[stream]!, time);
+      this.skipped[stream] = 0;
+    }
+    this.thread.post([CALL.endStreams, time, mono]);
+  }
+
+  async close(exit: RecordDraft): Promise<void> {
+    await this.thread.finish([CALL.close, exit]);
+    if (this.fd === undefined) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+  }
+
+  owedToClient(): number {
+    return Atomics.load(this.thread.shared, OWED_SLOT);
+  }
+}

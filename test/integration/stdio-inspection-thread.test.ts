@@ -1,0 +1,91 @@
+/**
+ * The stdio tap inspects its copy of the traffic on an inspection thread by default. These tests hold the thread
+ * to the inline inspector's results, and show what happens when the thread falls behind: copies are skipped,
+ * the log says how many bytes went uninspected, and logging resumes at the next whole line.
+ */
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { startStdioTap, readAllRecords, type LogRecord } from '../../src/index.js';
+import { StdioInspectorThread } from '../../src/capture/stdio-inspector-thread.js';
+import { STREAM } from '../../src/capture/stdio-inspector.js';
+import { openLogFile } from '../../src/log/writer.js';
+
+const TRAFFIC = [
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n',
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo"}}}\n',
+  'not json at all\n',
+  '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n',
+  '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"half',
+];
+
+/** Run `cat` (an echo server; it says something on stderr as it ends) through the tap; the records, without what differs by run. */
+async function capture(inspectionThread: boolean): Promise<Record<string, unknown>[]> {
+  const logDir = mkdtempSync(join(tmpdir(), 'mcptap-thread-'));
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const got: Buffer[] = [];
+  output.on('data', (c: Buffer) => got.push(c));
+  const tap = startStdioTap({ command: 'sh', args: ['-c', 'cat; echo "on stderr" >&2'], label: 'cat', logDir, input, output, errorOutput: new PassThrough(), inspectionThread });
+  for (const piece of TRAFFIC) {
+    input.write(piece);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  input.end();
+  expect((await tap.exited).exitCode).toBe(0);
+  expect(Buffer.concat(got).toString()).toBe(TRAFFIC.join(''));
+  const records = await readAllRecords([logDir]);
+  return records.map((r) => {
+    const { time: _t, session: _s, latencyMs: _l, durationMs: _d, ageMs: _a, pid: _p, childPid: _c, msg, ...rest } = r as LogRecord & Record<string, unknown>;
+    // Latencies appear in some sentences ("returned in 0.4 ms"): compare the sentences without them.
+    return { ...rest, msg: String(msg).replace(/\d+(\.\d+)? ms/g, 'N ms').replace(/pid \d+/g, 'pid N') };
+  });
+}
+
+describe('the inspection thread', () => {
+  it('writes the same records as inspecting inline, in the same order', async () => {
+    const inline = await capture(false);
+    const threaded = await capture(true);
+    expect(threaded).toEqual(inline);
+    // And they are the records one expects: both directions, the invalid line, the partial one, stderr, exit.
+    const kinds = threaded.map((r) => `${r.kind}${r.dir ? `:${r.dir}` : ''}`);
+    expect(kinds).toContain('request:c2s');
+    expect(kinds).toContain('invalid:s2c');
+    expect(kinds).toContain('stderr:s2c');
+    expect(threaded.filter((r) => r.partial === true)).toHaveLength(2);
+    expect(threaded.at(-1)).toMatchObject({ kind: 'lifecycle', event: 'exit', stderrTail: ['on stderr'] });
+  });
+
+  it('skips copies while too far behind, says how many bytes went uninspected, and resumes at the next whole line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-gap-'));
+    const file = join(dir, 'gap.ndjson');
+    const notices: string[] = [];
+    const thread = new StdioInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20 }, (m) => notices.push(m), 1000);
+    const line = (i: number) => Buffer.from(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${String(i).padStart(80, '0')}"}}\n`);
+    // All in one turn of the event loop, so the thread has taken in nothing yet: the backlog only grows.
+    const sizes: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const chunk = line(i);
+      sizes.push(chunk.length);
+      thread.data(STREAM.s2c, chunk, 1000 + i, i);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    // The thread has caught up: the next chunk starts mid-line, as after real skipped bytes.
+    thread.data(STREAM.s2c, Buffer.from('ed-line"}}\n'), 2000, 100);
+    thread.data(STREAM.s2c, line(99), 2001, 101);
+    thread.endStreams(3000, 200);
+    await thread.close({ time: 3000, kind: 'lifecycle', event: 'exit', code: 0, signal: null, durationMs: 1, msg: 'done' } as never);
+    const records = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logged = records.filter((r) => r.kind === 'notification');
+    const kept = Math.floor(1000 / sizes[0]!);
+    expect(logged.map((r) => r.time)).toEqual([...Array.from({ length: kept }, (_, i) => 1000 + i), 2001]);
+    const gap = records.find((r) => r.event === 'warning');
+    const skipped = sizes.slice(kept).reduce((a, b) => a + b, 0);
+    expect(gap?.msg).toBe(`mcptap fell behind and did not inspect ${skipped} bytes of the server\u2019s stdout; they were relayed in full. Logging resumes at the next complete line.`);
+    expect(records.some((r) => r.kind === 'invalid')).toBe(false);
+    expect(notices).toEqual([]);
+    expect(readdirSync(dir)).toEqual(['gap.ndjson']);
+  });
+});
