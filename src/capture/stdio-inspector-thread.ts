@@ -6,7 +6,7 @@
 import { closeSync } from 'node:fs';
 import type { RecordDraft } from '../log/schema.js';
 import { InspectionThread, MAX_BACKLOG_BYTES, workerScript } from './inspection-thread.js';
-import type { StdioInspection, StdioInspectorConfig, StdioStream } from './stdio-inspector.js';
+import type { StdioInspection, StdioInspectorConfig, StdioStream } from './stdio-inspection.js';
 
 /** Messages to the thread: a tag, then the call's arguments. */
 export const CALL = { data: 0, inputEnd: 1, gap: 2, record: 3, endStreams: 4, close: 5 } as const;
@@ -34,7 +34,7 @@ export class StdioInspectorThread implements StdioInspection {
     this.fd = config.fd;
     this.thread = new InspectionThread({
       script: workerScript('stdio-inspector-worker'),
-      workerData: { config },
+      workerData: { config: { ...config, closeFd: false } satisfies StdioInspectorConfig },
       sharedSlots: SHARED_SLOTS,
       onMessage: (message) => notice((message as StdioThreadReply).notice),
       onFailure: (reason) => notice(`the inspection thread stopped (${reason}); the traffic goes on, but is no longer logged. Please report it.`),

@@ -3,7 +3,8 @@
  * batches of calls the main thread posts, in order, and keeps the shared counters current after each batch.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { StdioInspector, type StdioInspectorConfig, type StdioStream } from './stdio-inspector.js';
+import { StdioInspector } from './stdio-inspector.js';
+import type { StdioInspectorConfig, StdioStream } from './stdio-inspection.js';
 import { CALL, OWED_SLOT, type StdioThreadReply } from './stdio-inspector-thread.js';
 import { PROCESSED_SLOT } from './inspection-thread.js';
 import type { RecordDraft } from '../log/schema.js';

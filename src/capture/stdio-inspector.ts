@@ -10,58 +10,13 @@ import { withoutCutCharacter, LineFramer } from '../framing/lines.js';
 import type { Frame } from '../types.js';
 import { McpSession } from '../session/mcp-session.js';
 import { LogWriter } from '../log/writer.js';
-import type { RedactRules } from '../log/redact.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
-import { teeSink, type RecordObserver } from '../export/tee-sink.js';
+import { teeSink } from '../export/tee-sink.js';
+import { STREAM, STREAM_NAMES, type StdioInspection, type StdioInspectorConfig, type StdioInspectorHooks, type StdioStream } from './stdio-inspection.js';
 
 /** Longest stderr line kept in a record, and how many last lines the exit record keeps. */
 const MAX_STDERR_LINE = 8 * 1024;
 const STDERR_TAIL_LINES = 20;
-
-/** The three byte streams of a wrapped server, as the inspector numbers them. */
-export const STREAM = { c2s: 0, s2c: 1, stderr: 2 } as const;
-export type StdioStream = (typeof STREAM)[keyof typeof STREAM];
-const STREAM_NAMES = ['the client\u2019s input', 'the server\u2019s stdout', 'the server\u2019s stderr'] as const;
-
-/** Everything the inspector needs that can cross to another thread (plain data only). */
-export interface StdioInspectorConfig {
-  logFile: string;
-  /** The log file, already opened by the main thread (openLogFile); undefined to open it here. */
-  fd?: number;
-  session: string;
-  label: string;
-  maxBody: number;
-  redact?: RedactRules | false;
-  maxLogBytes?: number;
-  maxLogFiles?: number;
-}
-
-export interface StdioInspectorHooks {
-  /** mcptap's own notices (a log that cannot be written, an internal error); a line on stderr. */
-  notice: (message: string) => void;
-  /** Also hand every record to this sink, after the log file. */
-  sink?: RecordSink;
-  /** Called with every record after it is logged, stamped as in the log. */
-  onRecord?: RecordObserver;
-}
-
-/** The inspector's interface, the same inline and across threads (every call is in traffic order). */
-export interface StdioInspection {
-  /** A chunk that has just been forwarded on `stream`, with the time it passed. */
-  data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void;
-  /** The client closed its side: a line it left unfinished is logged as partial. */
-  inputEnd(time: number, mono: number): void;
-  /** Bytes that passed while inspection had fallen behind: relayed in full, not inspected. */
-  gap(stream: StdioStream, bytes: number, time: number): void;
-  /** A record made by the tap itself (lifecycle, warnings). */
-  record(draft: RecordDraft): void;
-  /** The server is gone: finish every stream and end the MCP session (open requests become `pending`). */
-  endStreams(time: number, mono: number): void;
-  /** Write the exit record (the stderr tail is added here), flush and close the log. */
-  close(exit: RecordDraft): Promise<void>;
-  /** Requests the server still owes the client an answer to (the stdin-EOF escalation waits for them). */
-  owedToClient(): number;
-}
 
 /** The inspection work itself, on whichever thread runs it. */
 export class StdioInspector implements StdioInspection {
@@ -81,8 +36,8 @@ export class StdioInspector implements StdioInspection {
       session: config.session,
       channel: 'stdio',
       label: config.label,
-      warn: hooks.notice,
-      ...(config.fd !== undefined ? { fd: config.fd } : {}),
+      warn: config.logUnwritable ? () => {} : hooks.notice,
+      ...(config.fd !== undefined ? { fd: config.fd, closeFd: config.closeFd !== false } : {}),
       ...(config.redact !== undefined ? { redact: config.redact } : {}),
       ...(config.maxLogBytes !== undefined ? { maxFileBytes: config.maxLogBytes, maxFiles: config.maxLogFiles ?? 0 } : {}),
     });

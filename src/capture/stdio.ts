@@ -16,15 +16,15 @@ import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
-import { closeSync } from 'node:fs';
-import { openLogFile } from '../log/writer.js';
+import { cannotOpenLogMessage, openLogFile } from '../log/open-file.js';
 import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import type { RedactRules } from '../log/redact.js';
 import { startWatchdog } from './watchdog.js';
 import type { RecordObserver } from '../export/tee-sink.js';
-import { STREAM, StdioInspector, type StdioInspection, type StdioInspectorConfig } from './stdio-inspector.js';
+import { STREAM, type StdioInspection, type StdioInspectorConfig } from './stdio-inspection.js';
 import { StdioInspectorThread } from './stdio-inspector-thread.js';
+import { QueuedInspection } from './queued-inspection.js';
 import { MCPTAP_VERSION } from '../version.js';
 
 /** Default cap on how much of one frame the log keeps (the traffic itself is never cut). */
@@ -330,38 +330,38 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
 }
 
 /**
- * The inspector for this tap: on an inspection thread, with the log opened here first so mcptap can say at once
- * whether it logs; inline when the caller wants the records on this thread, or when the log cannot be opened
- * (the inline inspector then says why, once, and the traffic goes on without a log).
+ * The inspector for this tap, with the log opened here first so mcptap can say at once whether it logs. It runs
+ * on an inspection thread, or inline when the caller wants the records on this thread (loaded on first use: a
+ * plain `mcptap -- server` never loads it on the main thread, which keeps start-up short).
  */
 function startInspection(
   config: StdioInspectorConfig,
   options: StdioTapOptions,
   notice: (message: string) => void,
 ): { inspector: StdioInspection; logging: boolean } {
+  let fd: number | undefined;
+  try {
+    fd = openLogFile(config.logFile);
+  } catch (error) {
+    // The traffic goes on; the inspector still follows the session (the stdin-EOF escalation needs it).
+    notice(cannotOpenLogMessage(config.logFile, error));
+  }
+  const opened: StdioInspectorConfig = fd === undefined ? { ...config, logUnwritable: true } : { ...config, fd };
   const inline = options.inspectionThread === false || options.sink !== undefined || options.onRecord !== undefined;
-  if (!inline) {
-    let fd: number | undefined;
+  if (!inline && fd !== undefined) {
     try {
-      fd = openLogFile(config.logFile);
-    } catch {
-      // The inline inspector below tries again and says why.
-    }
-    if (fd !== undefined) {
-      try {
-        return { inspector: new StdioInspectorThread({ ...config, fd }, notice), logging: true };
-      } catch (error) {
-        notice(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
-        closeSync(fd);
-      }
+      return { inspector: new StdioInspectorThread(opened, notice), logging: true };
+    } catch (error) {
+      notice(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
     }
   }
-  const inspector = new StdioInspector(config, {
+  const hooks = {
     notice,
     ...(options.sink ? { sink: options.sink } : {}),
     ...(options.onRecord ? { onRecord: options.onRecord } : {}),
-  });
-  return { inspector, logging: inspector.healthy };
+  };
+  const inspector = new QueuedInspection(import('./stdio-inspector.js').then(({ StdioInspector }) => new StdioInspector(opened, hooks)), notice);
+  return { inspector, logging: fd !== undefined };
 }
 
 /**

@@ -10,10 +10,9 @@
  * gives one warning on stderr and every later record is dropped quietly while the relay goes on. The write
  * queue is bounded, so a slow disk costs records, not memory.
  */
-import { mkdirSync, openSync, fchmodSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Channel } from '../types.js';
 import { AppendFile } from './append-file.js';
+import { cannotOpenLogMessage, describeError, openLogFile } from './open-file.js';
 import { Redactor, type RedactRules } from './redact.js';
 import { RotatingFile, type LogTarget } from './rotate.js';
 import { LEVEL, LOG_FORMAT_VERSION, type RecordDraft, type RecordSink } from './schema.js';
@@ -51,22 +50,11 @@ export interface LogWriterOptions {
   maxFiles?: number;
   /**
    * `file` already opened by openLogFile (0600, append): the stdio tap opens it on the main thread, to say at
-   * once whether it logs, and writes it from the inspection thread. The writer leaves it open: a worker thread
-   * may not close a descriptor the main thread opened, so its opener closes it.
+   * once whether it logs, and writes it from the inspection thread.
    */
   fd?: number;
-}
-
-/**
- * Open a log file for appending: its folder is created 0700, the file is 0600 even when it existed with a wider
- * mode. Throws what the file system throws.
- */
-export function openLogFile(file: string): number {
-  mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
-  const fd = openSync(file, 'a', 0o600);
-  // The umask may only take bits away, but a pre-existing file keeps its mode: make it owner-only.
-  fchmodSync(fd, 0o600);
-  return fd;
+  /** False to leave `fd` open at close(): a worker thread may not close a descriptor the main thread opened. */
+  closeFd?: boolean;
 }
 
 /** An open log file. Implements RecordSink so the session observers can write into it. */
@@ -85,10 +73,12 @@ export class LogWriter implements RecordSink {
 
   /** An fd opened for `file` before this writer existed; used by the first open of `file`. */
   private presetFd: number | undefined;
+  private readonly closePresetFd: boolean;
 
   constructor(options: LogWriterOptions) {
     this.file = options.file;
     this.presetFd = options.fd;
+    this.closePresetFd = options.closeFd !== false;
     this.sessionField = `"session":${JSON.stringify(options.session)},`;
     this.channelField = `"channel":${JSON.stringify(options.channel)},`;
     this.labelField = `"label":${JSON.stringify(options.label)},`;
@@ -190,7 +180,7 @@ export class LogWriter implements RecordSink {
     }
     return new AppendFile(fd, {
       maxQueuedBytes: MAX_QUEUED_BYTES,
-      closeFd: !preset,
+      closeFd: !preset || this.closePresetFd,
       onError: (error) => {
         this.destination = undefined;
         this.warnOnce(`writing the log ${this.file} failed (${describeError(error)}); the traffic goes on without a log.`);
@@ -198,14 +188,4 @@ export class LogWriter implements RecordSink {
       onDrop: () => this.warnOnce(`the log ${this.file} is falling behind the traffic; records are being dropped (the traffic is not affected).`),
     });
   }
-}
-
-/** What mcptap says when a log file cannot be opened. */
-export function cannotOpenLogMessage(file: string, error: unknown): string {
-  return `cannot write the log ${file} (${describeError(error)}); the traffic goes on without a log. Choose another folder with --log-dir or MCPTAP_LOG_DIR.`;
-}
-
-function describeError(error: unknown): string {
-  const e = error as NodeJS.ErrnoException;
-  return e?.code ? `${e.code}: ${e.message}` : String(e?.message ?? error);
 }

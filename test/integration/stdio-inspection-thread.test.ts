@@ -10,8 +10,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { startStdioTap, readAllRecords, type LogRecord } from '../../src/index.js';
 import { StdioInspectorThread } from '../../src/capture/stdio-inspector-thread.js';
-import { STREAM } from '../../src/capture/stdio-inspector.js';
-import { openLogFile } from '../../src/log/writer.js';
+import { STREAM } from '../../src/capture/stdio-inspection.js';
+import { openLogFile } from '../../src/log/open-file.js';
 
 const TRAFFIC = [
   '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n',
