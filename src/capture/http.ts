@@ -3,8 +3,9 @@
  * forwards every byte as it arrives, both ways, and logs a copy.
  *
  * Forwarding is http-proxy's `pipe`; the tap only adds `data` listeners to the same streams, which never pause
- * them, and hands each chunk to the observer later (setImmediate) — after the chunk has been written on. Compressed
- * bodies reach the client compressed; only the copy is decoded. Failures are the proxy's to handle gracefully:
+ * them, and hands each chunk to the inspection (http-inspection.ts) — posted to the inspection thread once per
+ * turn of the event loop, after the chunk has been written on, so decoding and logging never wait in line with
+ * the traffic. Compressed bodies reach the client compressed; only the copy is decoded. Failures are the proxy's to handle gracefully:
  * an unreachable upstream gets a 502 with a JSON body that says why, a client that gives up aborts the upstream
  * request, an upstream that breaks off mid-stream ends the client's connection, and each gets a record.
  */
@@ -13,16 +14,18 @@ import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import httpProxy from 'http-proxy';
-import { LogWriter } from '../log/writer.js';
 import type { RedactRules } from '../log/redact.js';
 import { logFileName, newSessionId, resolveLogDir } from '../log/location.js';
-import { HttpObserver, type HttpExchange } from '../session/http-exchange.js';
+import { cannotOpenLogMessage, openLogFile } from '../log/open-file.js';
+import { HttpInspectionClient, type HttpInspectorConfig } from './http-inspection.js';
+import { HttpInspectorThread } from './http-inspector-thread.js';
+import { HttpInspector, InlineHttpChannel } from './http-inspector.js';
 import { tapWebSocket } from './ws.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { McptapError } from '../types.js';
 import { LEVEL } from '../log/schema.js';
 import { checkHostHeader, isLoopbackHost, nonLoopbackWarning } from '../net-safety.js';
-import { teeSink, type RecordObserver } from '../export/tee-sink.js';
+import type { RecordObserver } from '../export/tee-sink.js';
 
 /** Default cap on how much of one body or frame the log keeps (the traffic itself is never cut). */
 export const DEFAULT_HTTP_MAX_BODY = 1024 * 1024;
@@ -51,6 +54,8 @@ export interface HttpTapOptions {
   cwd?: string;
   /** Called with every record after it is logged, stamped as in the log (the live OTLP exporter); must not block. */
   onRecord?: RecordObserver;
+  /** Inspect the copy on an inspection thread (default), or inline (`false`); `onRecord` means inline. */
+  inspectionThread?: boolean;
   /**
    * Apply mcptap's own DNS-rebinding rule to proxied requests too (--strict-host): refuse with 403 any request
    * whose Host, or Origin when sent, does not name this proxy. Off by default: the proxy is transparent, so the
@@ -114,7 +119,8 @@ function isConnectError(error: NodeJS.ErrnoException): boolean {
 }
 
 interface Tracked {
-  exchange: HttpExchange;
+  /** The exchange's number in the inspection calls. */
+  x: number;
   proxyReq?: http.ClientRequest;
   settled: boolean;
 }
@@ -131,23 +137,20 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   const session = newSessionId(label, started);
   const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, started));
   const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
-  const writer = new LogWriter({
-    file: logFile,
-    session,
-    channel: 'http',
-    label,
+  const inspection = startHttpInspection(
+    {
+      logFile,
+      session,
+      label,
+      maxBody,
+      chunks: options.chunks ?? true,
+      targetPath: targetUrl.pathname === '/' ? '' : targetUrl.pathname,
+      ...(options.redact !== undefined ? { redact: options.redact } : {}),
+      ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes, maxLogFiles: options.maxLogFiles ?? 0 } : {}),
+    },
+    options,
     warn,
-    ...(options.redact !== undefined ? { redact: options.redact } : {}),
-    ...(options.maxLogBytes !== undefined ? { maxFileBytes: options.maxLogBytes, maxFiles: options.maxLogFiles ?? 0 } : {}),
-  });
-  const observer = new HttpObserver({
-    sink: options.onRecord ? teeSink(writer, { session, channel: 'http', label }, options.onRecord) : writer,
-    session,
-    maxBody,
-    chunks: options.chunks ?? true,
-    targetPath: targetUrl.pathname === '/' ? '' : targetUrl.pathname,
-    redactor: writer.redactor ?? false,
-  });
+  );
 
   // Keep-alive to the upstream: a fresh TCP connection per request would add latency to every model call.
   const agent = targetUrl.protocol === 'https:' ? new (await import('node:https')).Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
@@ -162,35 +165,9 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   });
   const tracked = new WeakMap<http.IncomingMessage, Tracked>();
 
-  /** The logging path must never break the traffic: one notice, then quiet. */
-  let loggingFailed = false;
-  const safely = (work: () => void): void => {
-    try {
-      work();
-    } catch (error) {
-      if (loggingFailed) return;
-      loggingFailed = true;
-      warn(`an internal error in the logging path (${(error as Error).message}); the traffic is not affected. Please report it.`);
-    }
-  };
-  // Each chunk is observed after the forwarding `pipe` has written it on. The tap's work waits in one FIFO queue
-  // drained by setImmediate, not a microtask: a microtask would run before Node hands the rest of the same
-  // socket read (the first body bytes that came with the headers) to the client, so logging would delay them.
-  let queue: (() => void)[] = [];
-  let drainScheduled = false;
-  const drain = (): void => {
-    drainScheduled = false;
-    const batch = queue;
-    queue = [];
-    for (const work of batch) safely(work);
-  };
-  const later = (work: () => void): void => {
-    queue.push(work);
-    if (!drainScheduled) {
-      drainScheduled = true;
-      setImmediate(drain);
-    }
-  };
+  // Each chunk goes to the inspection after the forwarding `pipe` has written it on: the `data` listeners below
+  // are registered after http-proxy's, and the calls are posted (or, inline, carried out) in a later turn.
+  const now = (): [number, number] => [Date.now(), performance.now()];
 
   proxy.on('proxyReq', (proxyReq, req) => {
     const t = tracked.get(req);
@@ -200,21 +177,13 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   proxy.on('proxyRes', (proxyRes, req, res) => {
     const t = tracked.get(req);
     if (!t) return;
-    const { exchange } = t;
-    const time = Date.now();
-    const mono = performance.now();
-    later(() => exchange.responseHead(proxyRes.statusCode ?? 0, proxyRes.headers, time, mono));
-    proxyRes.on('data', (chunk: Buffer) => {
-      const at = Date.now();
-      const atMono = performance.now();
-      later(() => exchange.responseData(chunk, at, atMono));
-    });
+    const { x } = t;
+    inspection.responseHead(x, proxyRes.statusCode ?? 0, proxyRes.headers, ...now());
+    proxyRes.on('data', (chunk: Buffer) => inspection.responseData(x, chunk, ...now()));
     proxyRes.on('end', () => {
-      const at = Date.now();
-      const atMono = performance.now();
       if (t.settled) return;
       t.settled = true;
-      later(() => exchange.responseEnd(at, atMono));
+      inspection.responseEnd(x, ...now());
     });
     // An IncomingMessage with no 'error' listener would crash the process when the upstream resets.
     proxyRes.on('error', () => {});
@@ -222,24 +191,21 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
       if (proxyRes.complete || t.settled) return;
       // The upstream broke off mid-body. http-proxy would leave the client waiting: end its connection too.
       t.settled = true;
-      const at = Date.now();
-      const atMono = performance.now();
-      later(() => exchange.fail('upstream-reset', { name: 'Error', code: 'ECONNRESET', message: 'the upstream closed the connection before the response ended' }, at, atMono));
+      inspection.fail(x, 'upstream-reset', { name: 'Error', code: 'ECONNRESET', message: 'the upstream closed the connection before the response ended' }, ...now());
       res.destroy();
     });
   });
 
   const onProxyError = (error: NodeJS.ErrnoException, req: http.IncomingMessage, res: http.ServerResponse | Duplex): void => {
     const t = tracked.get(req);
-    const at = Date.now();
-    const atMono = performance.now();
+    const [at, atMono] = now();
     if (t && !t.settled) {
       t.settled = true;
       const headersSent = res instanceof http.ServerResponse ? res.headersSent : true;
       // Could not connect at all, or connected and then lost the connection.
       const outcome = headersSent || !isConnectError(error) ? 'upstream-reset' : 'upstream-unreachable';
       const err = { name: error.name, message: error.message, ...(error.code ? { code: error.code } : {}) };
-      later(() => t.exchange.fail(outcome, err, at, atMono));
+      inspection.fail(t.x, outcome, err, at, atMono);
     }
     if (res instanceof http.ServerResponse) {
       if (!res.headersSent) {
@@ -264,7 +230,7 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     if (!options.strictHost) return undefined;
     const verdict = checkHostHeader(req.headers, { port: actualPort, allowedHosts: [host] });
     if (verdict.ok) return undefined;
-    writer.write({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `Refused ${req.method ?? 'GET'} ${req.url ?? '/'} (--strict-host): ${verdict.reason}` });
+    inspection.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `Refused ${req.method ?? 'GET'} ${req.url ?? '/'} (--strict-host): ${verdict.reason}` });
     return verdict.reason;
   };
 
@@ -278,25 +244,20 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
       res.end(body);
       return;
     }
-    const exchange = observer.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, Date.now(), performance.now());
-    const t: Tracked = { exchange, settled: false };
+    const x = inspection.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, ...now());
+    const t: Tracked = { x, settled: false };
     tracked.set(req, t);
     proxy.web(req, res, {}, (error, rq, rs) => onProxyError(error as NodeJS.ErrnoException, rq, rs as http.ServerResponse));
     // Registered after http-proxy's pipe, so each chunk is written upstream before the tap sees it.
-    req.on('data', (chunk: Buffer) => later(() => exchange.requestData(chunk)));
-    req.on('end', () => {
-      const at = Date.now();
-      const atMono = performance.now();
-      later(() => exchange.requestEnd(at, atMono));
-    });
+    req.on('data', (chunk: Buffer) => inspection.requestData(x, chunk, Date.now()));
+    req.on('end', () => inspection.requestEnd(x, ...now()));
     res.on('close', () => {
       if (res.writableFinished || t.settled) return;
       // The client went away first: stop the upstream work it asked for (an LLM generating, an SSE stream).
       t.settled = true;
-      const at = Date.now();
-      const atMono = performance.now();
+      const [at, atMono] = now();
       t.proxyReq?.destroy();
-      later(() => exchange.fail('client-aborted', { name: 'Error', code: 'ECONNRESET', message: 'the client closed the connection before the response ended' }, at, atMono));
+      inspection.fail(x, 'client-aborted', { name: 'Error', code: 'ECONNRESET', message: 'the client closed the connection before the response ended' }, at, atMono);
     });
   });
 
@@ -305,11 +266,11 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
       socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    const exchange = observer.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, Date.now(), performance.now());
-    const t: Tracked = { exchange, settled: false };
+    const x = inspection.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, ...now());
+    const t: Tracked = { x, settled: false };
     tracked.set(req, t);
     socket.on('error', () => {});
-    tapWebSocket({ proxy, req, socket, head, exchange, observer, later, tracked: t, maxBody });
+    tapWebSocket({ proxy, req, socket, head, x, inspection, tracked: t });
   });
 
   server.on('clientError', (_error, socket) => {
@@ -337,7 +298,8 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     server.listen(port, host, () => resolve());
   }).catch(async (error: unknown) => {
     agent.destroy();
-    await writer.close();
+    const [at, atMono] = now();
+    await inspection.close({ time: at, kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not listen: ${(error as Error).message}` }, at, atMono);
     throw error;
   });
   server.on('error', (error) => warn(`the proxy's listening socket failed: ${error.message}`));
@@ -348,7 +310,7 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   if (exposed) warn(exposed);
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `http://${urlHost}:${actualPort}`;
-  writer.write({
+  inspection.record({
     time: started.getTime(),
     kind: 'lifecycle',
     event: 'listen',
@@ -378,21 +340,38 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
       await closed;
       agent.destroy();
       proxy.close();
-      // Let the queued work and the decoders of the last chunks finish before the final records.
-      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
-      drain();
-      await observer.idle(2000);
-      drain();
-      const now = Date.now();
-      const nowMono = performance.now();
-      safely(() => observer.close(now, nowMono));
-      const durationMs = Math.round(nowMono - startMono);
-      writer.write({ time: now, kind: 'lifecycle', event: 'close', durationMs, msg: `mcptap stops listening on ${url} after ${durationMs} ms.` });
-      writer.flushSync();
-      await writer.close();
+      // The inspector lets the decoders of the last chunks finish, ends the sessions, then writes this record.
+      const [at, atMono] = now();
+      const durationMs = Math.round(atMono - startMono);
+      await inspection.close({ time: at, kind: 'lifecycle', event: 'close', durationMs, msg: `mcptap stops listening on ${url} after ${durationMs} ms.` }, at, atMono);
     })();
     return closing;
   };
 
   return { url, host, port: actualPort, target, logFile, session, close };
+}
+
+/**
+ * The inspection for this tap, with the log opened here first: on an inspection thread, or inline when the caller
+ * wants the records on this thread (`onRecord`) or asked for it. A log that cannot be opened is said once here;
+ * the inspector then follows the traffic without a log.
+ */
+function startHttpInspection(config: HttpInspectorConfig, options: HttpTapOptions, warn: (message: string) => void): HttpInspectionClient {
+  let fd: number | undefined;
+  try {
+    fd = openLogFile(config.logFile);
+  } catch (error) {
+    warn(cannotOpenLogMessage(config.logFile, error));
+  }
+  const opened: HttpInspectorConfig = fd === undefined ? { ...config, logUnwritable: true } : { ...config, fd };
+  const inline = options.inspectionThread === false || options.onRecord !== undefined;
+  if (!inline && fd !== undefined) {
+    try {
+      return new HttpInspectionClient(new HttpInspectorThread(opened, warn));
+    } catch (error) {
+      warn(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
+    }
+  }
+  const inspector = new HttpInspector(opened, { notice: warn, ...(options.onRecord ? { onRecord: options.onRecord } : {}) });
+  return new HttpInspectionClient(new InlineHttpChannel(inspector));
 }

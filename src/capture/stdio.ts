@@ -2,8 +2,10 @@
  * The stdio tap: spawns the real MCP server, relays bytes unchanged both ways, and logs a copy.
  *
  * Forwarding uses `pipe`, registered before the tap's own `data` listener, so every chunk is handed to the other
- * side before mcptap looks at it, and backpressure works as if mcptap were not there. The copy is framed into
- * lines and decoded by an McpSession. Nothing but the child's own stdout ever reaches our stdout.
+ * side before mcptap looks at it, and backpressure works as if mcptap were not there. The copy goes to the
+ * inspector (stdio-inspector.ts: framed into lines, decoded by an McpSession, logged), which runs on an
+ * inspection thread so its work never waits in line with the relay. Nothing but the child's own stdout ever
+ * reaches our stdout.
  *
  * mcptap owns its child's life: signals are forwarded (to the child's whole process group on POSIX, so `npx`
  * and `uv run` grandchildren go too) and escalate to SIGKILL after a grace period (unref'd timers); stdin EOF

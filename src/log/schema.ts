@@ -238,6 +238,8 @@ export interface HttpEndRecord extends RecordBase {
   chunks?: [number, number][];
   /** What went wrong, for outcomes other than complete. */
   error?: { name: string; code?: string; message: string };
+  /** Bytes relayed but not inspected because mcptap's inspection had fallen behind (counted in reqBytes/resBytes). */
+  uninspectedBytes?: number;
 }
 
 /** A tool call the model made, reassembled. */

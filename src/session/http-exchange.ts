@@ -212,6 +212,8 @@ export class HttpExchange {
   private decoder: BodyDecoder | undefined;
   private afterDecode: (() => void) | undefined;
   private done = false;
+  /** Bytes that passed while the inspection thread was behind: counted, not inspected. */
+  private uninspectedBytes = 0;
 
   constructor(observer: HttpObserver, id: string, head: RequestHead, time: number, mono: number) {
     this.observer = observer;
@@ -241,7 +243,7 @@ export class HttpExchange {
 
   /** A piece of the request body, as forwarded. */
   requestData(chunk: Buffer): void {
-    if (this.reqEndMono !== undefined) return;
+    if (this.reqEndMono !== undefined || this.uninspectedBytes > 0) return;
     this.reqBytes += chunk.length;
     this.reqBody.push(chunk);
     this.llmBody?.push(chunk);
@@ -344,7 +346,7 @@ export class HttpExchange {
   /** A piece of the response body, as forwarded (still compressed, if it was). */
   responseData(chunk: Buffer, time: number, mono: number): void {
     this.later(() => {
-      if (this.done) return;
+      if (this.done || this.uninspectedBytes > 0) return;
       this.resBytes += chunk.length;
       const since = roundMs(mono - this.resHeadMono);
       if (this.chunkMarks.length < MAX_CHUNK_MARKS) this.chunkMarks.push([since, chunk.length]);
@@ -352,6 +354,20 @@ export class HttpExchange {
       if (this.decoder) this.decoder.push(chunk);
       else this.consume(chunk, time, mono);
     });
+  }
+
+  /**
+   * Bytes of this exchange that were relayed while inspection had fallen behind, and so never reached the copy:
+   * counted in the byte totals, said once in a warning and in the end record, but not inspected. The tap sends
+   * no more copies of an exchange once it has skipped one, so what was inspected stays a clean prefix.
+   */
+  skipped(dir: 'c2s' | 's2c', bytes: number, time: number): void {
+    if (this.uninspectedBytes === 0) {
+      this.warn(`mcptap fell behind the traffic: the rest of ${this.head.method} ${this.head.path} (exchange ${this.id}) is relayed in full but not inspected, and its records end with what was seen.`, time);
+    }
+    this.uninspectedBytes += bytes;
+    if (dir === 'c2s') this.reqBytes += bytes;
+    else this.later(() => (this.resBytes += bytes));
   }
 
   /** The response ended normally. */
@@ -505,6 +521,7 @@ export class HttpExchange {
       };
       if (this.status !== undefined) draft.status = this.status;
       if (this.chunkMarks.length) draft.chunks = this.chunkMarks;
+      if (this.uninspectedBytes > 0) draft.uninspectedBytes = this.uninspectedBytes;
       if (error) draft.error = error;
       // A client closing an event stream is how SSE streams usually end (EventSource.close, client.close()).
       const ordinary = outcome === 'complete' || outcome === 'upgraded' || (outcome === 'client-aborted' && this.framing === 'sse');

@@ -3,6 +3,7 @@
  * is not there, a client that gives up mid-stream, compressed bodies (forwarded as they are, decoded for the
  * log only), and WebSocket upgrades (relayed, each message decoded as JSON-RPC).
  */
+import { settledRecords } from '../support/settled-records.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import zlib from 'node:zlib';
@@ -239,8 +240,7 @@ describe('WebSocket upgrades through the HTTP tap', () => {
     client.close();
     await new Promise((r) => client.once('close', r));
     expect(JSON.parse(received[0]!)).toMatchObject({ id: 1, result: { echoed: { name: 'get_weather' } } });
-    await new Promise((r) => setTimeout(r, 100));
-    const records = (await readAllRecords([tap.logFile])) as Rec[];
+    const records = (await settledRecords([tap.logFile])) as Rec[];
     const request = records.find((r) => r.kind === 'request');
     const response = records.find((r) => r.kind === 'response');
     const note = records.find((r) => r.kind === 'notification');

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ollama } from 'ollama';
 import OpenAI from 'openai';
+import { settledRecords } from '../support/settled-records.js';
 import { startHttpTap, readAllRecords, type HttpTap, type LogRecord } from '../../src/index.js';
 // @ts-expect-error — a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
@@ -181,11 +182,7 @@ describe('LLM API failures through mcptap', () => {
     if (logDir) rmSync(logDir, { recursive: true, force: true });
   });
 
-  const recordsNow = async (): Promise<Rec[]> => {
-    // Records reach the file asynchronously; give the writer a moment.
-    await new Promise((r) => setTimeout(r, 100));
-    return (await readAllRecords([tap.logFile])) as Rec[];
-  };
+  const recordsNow = async (): Promise<Rec[]> => (await settledRecords([tap.logFile])) as Rec[];
 
   it('logs an error status before the stream as llm-error, and the client sees the same error', async () => {
     const viaTap = await new Ollama({ host: tap.url }).chat({ model: 'missing', messages: [{ role: 'user', content: 'hi' }] }).catch((e: Error) => e.message);

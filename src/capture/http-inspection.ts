@@ -1,0 +1,132 @@
+/**
+ * What the HTTP tap tells its inspector, inline or on the inspection thread: each event of each exchange, in the
+ * order it was forwarded, as a small array (`[call, exchange, …arguments]`) that crosses threads cheaply. The
+ * tap speaks through HttpInspectionClient; http-inspector.ts carries the calls out.
+ */
+import type { RedactRules } from '../log/redact.js';
+import type { HttpOutcome, RecordDraft } from '../log/schema.js';
+import type { RequestHead } from '../protocols/detect.js';
+
+export const HTTP_CALL = {
+  begin: 0,
+  requestData: 1,
+  requestEnd: 2,
+  responseHead: 3,
+  responseData: 4,
+  responseEnd: 5,
+  fail: 6,
+  skipped: 7,
+  wsOpen: 8,
+  wsData: 9,
+  wsEnd: 10,
+  record: 11,
+  close: 12,
+} as const;
+
+/** Calls that carry a chunk of traffic carry it here, so the thread can count the bytes it takes in. */
+export const CHUNK_INDEX = 2;
+
+export type HttpCall = readonly unknown[];
+
+/** Everything the inspector needs that can cross to another thread (plain data only). */
+export interface HttpInspectorConfig {
+  logFile: string;
+  /** The log file, already opened (openLogFile); undefined to open it here. */
+  fd?: number;
+  /** False when `fd` belongs to another thread, which closes it (default true). */
+  closeFd?: boolean;
+  /** The log could not be opened and mcptap has said so: the writer's own attempt stays quiet. */
+  logUnwritable?: boolean;
+  session: string;
+  label: string;
+  maxBody: number;
+  chunks: boolean;
+  targetPath: string;
+  redact?: RedactRules | false;
+  maxLogBytes?: number;
+  maxLogFiles?: number;
+}
+
+export type ErrorSummary = { name: string; code?: string; message: string };
+
+/** Where the client's calls go: to the thread (which may refuse copies while behind), or inline. */
+export interface HttpCallChannel {
+  send(call: HttpCall): void;
+  /** Send a call that carries `chunk`; false when the copy was refused because inspection is behind. */
+  sendCopy(call: HttpCall, chunk: Buffer): boolean;
+  /** Send the close call and resolve once the inspector has written its last record. */
+  close(call: HttpCall): Promise<void>;
+}
+
+/** The HTTP tap's side: one method per event, each becoming a call in traffic order. */
+export class HttpInspectionClient {
+  private count = 0;
+  /** Exchanges whose copies stopped once inspection fell behind: the rest of them is only counted. */
+  private readonly skipping = new Set<number>();
+
+  constructor(private readonly channel: HttpCallChannel) {}
+
+  /** A request arrived; returns the exchange's number for the calls that follow. */
+  begin(head: RequestHead, time: number, mono: number): number {
+    const x = ++this.count;
+    this.channel.send([HTTP_CALL.begin, x, head, time, mono]);
+    return x;
+  }
+
+  requestData(x: number, chunk: Buffer, time: number): void {
+    this.copy(x, [HTTP_CALL.requestData, x, chunk], chunk, 'c2s', time);
+  }
+
+  requestEnd(x: number, time: number, mono: number): void {
+    this.channel.send([HTTP_CALL.requestEnd, x, time, mono]);
+  }
+
+  responseHead(x: number, status: number, headers: Record<string, string | string[] | undefined>, time: number, mono: number): void {
+    this.channel.send([HTTP_CALL.responseHead, x, status, headers, time, mono]);
+  }
+
+  responseData(x: number, chunk: Buffer, time: number, mono: number): void {
+    this.copy(x, [HTTP_CALL.responseData, x, chunk, time, mono], chunk, 's2c', time);
+  }
+
+  responseEnd(x: number, time: number, mono: number): void {
+    this.skipping.delete(x);
+    this.channel.send([HTTP_CALL.responseEnd, x, time, mono]);
+  }
+
+  fail(x: number, outcome: Exclude<HttpOutcome, 'complete'>, error: ErrorSummary | undefined, time: number, mono: number): void {
+    this.skipping.delete(x);
+    this.channel.send([HTTP_CALL.fail, x, outcome, error, time, mono]);
+  }
+
+  /** The connection was upgraded to a WebSocket: its messages are decoded from here on. */
+  wsOpen(x: number, headers: Record<string, string | string[] | undefined>, time: number, mono: number): void {
+    this.channel.send([HTTP_CALL.wsOpen, x, headers, time, mono]);
+  }
+
+  wsData(x: number, dir: 'c2s' | 's2c', chunk: Buffer, time: number, mono: number): void {
+    // A WebSocket message cut by a skipped copy cannot be decoded: its connection is only counted from then on.
+    this.copy(x, [HTTP_CALL.wsData, x, chunk, dir, time, mono], chunk, dir, time);
+  }
+
+  wsEnd(x: number, time: number, mono: number): void {
+    this.skipping.delete(x);
+    this.channel.send([HTTP_CALL.wsEnd, x, time, mono]);
+  }
+
+  /** A record made by the tap itself (listen, refused requests). */
+  record(draft: RecordDraft): void {
+    this.channel.send([HTTP_CALL.record, draft]);
+  }
+
+  /** End every session, write `draft` (the close record) last, flush and close the log. */
+  close(draft: RecordDraft, time: number, mono: number): Promise<void> {
+    return this.channel.close([HTTP_CALL.close, draft, time, mono]);
+  }
+
+  private copy(x: number, call: HttpCall, chunk: Buffer, dir: 'c2s' | 's2c', time: number): void {
+    if (!this.skipping.has(x) && this.channel.sendCopy(call, chunk)) return;
+    this.skipping.add(x);
+    this.channel.send([HTTP_CALL.skipped, x, dir, chunk.length, time]);
+  }
+}

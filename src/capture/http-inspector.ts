@@ -1,0 +1,169 @@
+/**
+ * What the HTTP tap does with its copy of the traffic: carries out the calls of http-inspection.ts on an
+ * HttpObserver (exchanges, MCP sessions, LLM turns) and WebSocket sessions, and writes every record to the log.
+ * It runs on the inspection thread (http-inspector-worker.ts), or inline when a caller needs the records on the
+ * main thread (`onRecord`).
+ */
+import { LogWriter } from '../log/writer.js';
+import type { HttpOutcome, RecordDraft, RecordSink } from '../log/schema.js';
+import { HttpObserver, type HttpExchange } from '../session/http-exchange.js';
+import { WebSocketSession } from '../session/ws-session.js';
+import { teeSink, type RecordObserver } from '../export/tee-sink.js';
+import type { RequestHead } from '../protocols/detect.js';
+import { HTTP_CALL, type ErrorSummary, type HttpCall, type HttpCallChannel, type HttpInspectorConfig } from './http-inspection.js';
+
+export interface HttpInspectorHooks {
+  /** mcptap's own notices (a log that cannot be written, an internal error); a line on stderr. */
+  notice: (message: string) => void;
+  /** Called with every record after it is logged, stamped as in the log. */
+  onRecord?: RecordObserver;
+}
+
+export class HttpInspector {
+  private readonly writer: LogWriter;
+  private readonly observer: HttpObserver;
+  private readonly exchanges = new Map<number, HttpExchange>();
+  private readonly sockets = new Map<number, WebSocketSession>();
+  private loggingFailed = false;
+
+  constructor(
+    config: HttpInspectorConfig,
+    private readonly hooks: HttpInspectorHooks,
+  ) {
+    this.writer = new LogWriter({
+      file: config.logFile,
+      session: config.session,
+      channel: 'http',
+      label: config.label,
+      warn: config.logUnwritable ? () => {} : hooks.notice,
+      ...(config.fd !== undefined ? { fd: config.fd, closeFd: config.closeFd !== false } : {}),
+      ...(config.redact !== undefined ? { redact: config.redact } : {}),
+      ...(config.maxLogBytes !== undefined ? { maxFileBytes: config.maxLogBytes, maxFiles: config.maxLogFiles ?? 0 } : {}),
+    });
+    const sink: RecordSink = hooks.onRecord ? teeSink(this.writer, { session: config.session, channel: 'http', label: config.label }, hooks.onRecord) : this.writer;
+    this.observer = new HttpObserver({
+      sink,
+      session: config.session,
+      maxBody: config.maxBody,
+      chunks: config.chunks,
+      targetPath: config.targetPath,
+      redactor: this.writer.redactor ?? false,
+    });
+  }
+
+  /** Carry out one call. Never throws: a failure in the logging path is said once and the rest goes on. */
+  apply(call: HttpCall): void {
+    try {
+      this.dispatch(call);
+    } catch (error) {
+      if (this.loggingFailed) return;
+      this.loggingFailed = true;
+      this.hooks.notice(`an internal error in the logging path (${(error as Error).message}); the traffic is not affected. Please report it.`);
+    }
+  }
+
+  /** The close call: let decoders finish, end every session, write the close record last, close the log. */
+  async close(call: HttpCall): Promise<void> {
+    // Compressed bodies finish decoding asynchronously: give the last chunks' decoders a moment.
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    await this.observer.idle(2000);
+    this.apply([HTTP_CALL.close, ...call.slice(1)]);
+    this.writer.flushSync();
+    await this.writer.close();
+  }
+
+  private dispatch(call: HttpCall): void {
+    const x = call[1] as number;
+    switch (call[0]) {
+      case HTTP_CALL.begin:
+        this.exchanges.set(x, this.observer.begin(call[2] as RequestHead, call[3] as number, call[4] as number));
+        return;
+      case HTTP_CALL.requestData:
+        this.exchanges.get(x)?.requestData(call[2] as Buffer);
+        return;
+      case HTTP_CALL.requestEnd:
+        this.exchanges.get(x)?.requestEnd(call[2] as number, call[3] as number);
+        return;
+      case HTTP_CALL.responseHead:
+        this.exchanges.get(x)?.responseHead(call[2] as number, call[3] as Record<string, string | string[] | undefined>, call[4] as number, call[5] as number);
+        return;
+      case HTTP_CALL.responseData:
+        this.exchanges.get(x)?.responseData(call[2] as Buffer, call[3] as number, call[4] as number);
+        return;
+      case HTTP_CALL.responseEnd:
+        this.exchanges.get(x)?.responseEnd(call[2] as number, call[3] as number);
+        this.exchanges.delete(x);
+        return;
+      case HTTP_CALL.fail:
+        this.exchanges.get(x)?.fail(call[2] as Exclude<HttpOutcome, 'complete'>, call[3] as ErrorSummary | undefined, call[4] as number, call[5] as number);
+        this.exchanges.delete(x);
+        return;
+      case HTTP_CALL.skipped: {
+        const socket = this.sockets.get(x);
+        if (socket) socket.skipped(call[4] as number);
+        else this.exchanges.get(x)?.skipped(call[2] as 'c2s' | 's2c', call[3] as number, call[4] as number);
+        return;
+      }
+      case HTTP_CALL.wsOpen: {
+        const exchange = this.exchanges.get(x);
+        if (!exchange) return;
+        const headers = call[2] as Record<string, string | string[] | undefined>;
+        exchange.responseHead(101, headers, call[3] as number, call[4] as number);
+        exchange.fail('upgraded', undefined, call[3] as number, call[4] as number);
+        this.exchanges.delete(x);
+        this.sockets.set(x, new WebSocketSession(this.observer, exchange.id, headers['sec-websocket-extensions']));
+        return;
+      }
+      case HTTP_CALL.wsData:
+        this.sockets.get(x)?.data(call[3] as 'c2s' | 's2c', call[2] as Buffer, call[4] as number, call[5] as number);
+        return;
+      case HTTP_CALL.wsEnd:
+        this.sockets.get(x)?.end(call[2] as number, call[3] as number);
+        this.sockets.delete(x);
+        return;
+      case HTTP_CALL.record:
+        this.writer.write(call[1] as RecordDraft);
+        return;
+      case HTTP_CALL.close:
+        this.observer.close(call[2] as number, call[3] as number);
+        this.writer.write(call[1] as RecordDraft);
+        return;
+    }
+  }
+}
+
+/**
+ * Calls carried out on the main thread, each after the chunk it concerns has been forwarded: they wait in one
+ * FIFO queue drained by setImmediate, not a microtask, since a microtask would run before Node hands the rest
+ * of the same socket read (the first body bytes that came with the headers) to the client.
+ */
+export class InlineHttpChannel implements HttpCallChannel {
+  private queue: HttpCall[] = [];
+  private scheduled = false;
+
+  constructor(private readonly inspector: HttpInspector) {}
+
+  send(call: HttpCall): void {
+    this.queue.push(call);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.drain());
+  }
+
+  sendCopy(call: HttpCall): boolean {
+    this.send(call);
+    return true;
+  }
+
+  async close(call: HttpCall): Promise<void> {
+    this.drain();
+    await this.inspector.close(call);
+  }
+
+  private drain(): void {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    for (const call of batch) this.inspector.apply(call);
+  }
+}

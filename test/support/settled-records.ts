@@ -1,0 +1,18 @@
+/**
+ * The records of a log that is still being written (a tap still running): read until the count has stopped
+ * growing for a moment. Records reach the file from the inspection thread, coalesced, so "give the writer
+ * 100 ms" was a guess; this waits for what is actually there, up to `timeoutMs`.
+ */
+import { readAllRecords } from '../../src/log/reader.js';
+import type { LogRecord } from '../../src/log/schema.js';
+
+export async function settledRecords(paths: string[], timeoutMs = 5000): Promise<(LogRecord & Record<string, unknown>)[]> {
+  const until = Date.now() + timeoutMs;
+  let last = -1;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 150));
+    const records = (await readAllRecords(paths)) as (LogRecord & Record<string, unknown>)[];
+    if (records.length === last || Date.now() > until) return records;
+    last = records.length;
+  }
+}
