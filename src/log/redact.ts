@@ -140,6 +140,15 @@ export const SCREEN_SOURCE = [
  */
 export const PRESCREEN = /pass|pwd|secret|token|key|auth|cookie|credential|sk-|sk_|gh[pousr]_|github_pat_|xox|akia|asia|aiza|k_live_|eyj|bearer|basic|:\/\//i;
 
+/** The longest literal PRESCREEN looks for (`github_pat_`). */
+export const PRESCREEN_LONGEST = 11;
+
+/** The recent text of one streamed field, and whether it holds any PRESCREEN literal. */
+interface StreamTail {
+  text: string;
+  hinted: boolean;
+}
+
 /** `"key": "value"` (or a number/boolean value) in JSON-like text, including a string cut off at the end. */
 const JSON_PAIR = /"([^"\\\n]{1,100})"(\s*:\s*)("(?:[^"\\]|\\.)*(?:"|$)|-?\d[\d.eE+-]*|true|false)/g;
 /** The same one level down: JSON text inside a JSON string, where quotes are escaped (`\"key\":\"value\"`). */
@@ -171,7 +180,7 @@ export class Redactor {
   private readonly extraPatterns: RegExp[];
   private readonly textPair: RegExp;
   /** Per LLM exchange: per streamed field, the last characters seen (unredacted, in memory only). */
-  private readonly streams = new Map<string, Map<string, string>>();
+  private readonly streams = new Map<string, Map<string, StreamTail>>();
 
   constructor(rules: RedactRules = {}) {
     this.extraKeys = new Set((rules.keys ?? []).map(normalizeKey).filter((k) => k !== ''));
@@ -410,7 +419,7 @@ export class Redactor {
    * does not survive in the body either.
    */
   redactStreamBody(body: string): string {
-    const tails = new Map<string, string>();
+    const tails = new Map<string, StreamTail>();
     const lines = body.split(/(?<=\n)/);
     let changed = false;
     const out = lines.map((line) => {
@@ -438,7 +447,7 @@ export class Redactor {
   }
 
   /** Walk a parsed chunk: streamed text fields are judged with their stream's tail, everything else as usual. */
-  private redactStreamed(tails: Map<string, string>, value: unknown, path: string): unknown {
+  private redactStreamed(tails: Map<string, StreamTail>, value: unknown, path: string): unknown {
     if (value === null || typeof value !== 'object') return value;
     const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value as Mutable);
     let copy: Mutable | unknown[] | undefined;
@@ -457,11 +466,23 @@ export class Redactor {
   }
 
   /** One piece of a stream: hide whatever part of it belongs to a credential seen across the piece boundary. */
-  private redactPiece(tails: Map<string, string>, field: string, piece: string): string {
-    const tail = tails.get(field) ?? '';
+  private redactPiece(tails: Map<string, StreamTail>, field: string, piece: string): string {
+    const previous = tails.get(field);
+    const tail = previous?.text ?? '';
     const combined = tail + piece;
-    tails.set(field, combined.length > STREAM_TAIL_CHARS ? combined.slice(-STREAM_TAIL_CHARS) : combined);
-    if (tails.size > 64) tails.delete(tails.keys().next().value as string);
+    const text = combined.length > STREAM_TAIL_CHARS ? combined.slice(-STREAM_TAIL_CHARS) : combined;
+    if (tails.size >= 64 && !previous) tails.delete(tails.keys().next().value as string);
+    if (this.hasExtraRules) {
+      tails.set(field, { text, hinted: true });
+    } else {
+      // Every chunk of a stream would re-screen the whole tail (256 characters) to look at a few new ones. A
+      // literal the prescreen looks for lies either wholly in the tail (remembered as `hinted`) or within its
+      // last PRESCREEN_LONGEST - 1 characters and the piece: screen only that.
+      const fresh = PRESCREEN.test(tail.slice(1 - PRESCREEN_LONGEST) + piece);
+      const hinted = previous?.hinted === true || fresh;
+      tails.set(field, { text, hinted: hinted && PRESCREEN.test(text) });
+      if (!hinted) return piece;
+    }
     if (!this.screen(combined)) return piece;
     const ranges: [number, number][] = [];
     const collect = (re: RegExp): void => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { PRESCREEN, SCREEN_SOURCE } from '../../src/log/redact.js';
+import { PRESCREEN, PRESCREEN_LONGEST, Redactor, SCREEN_SOURCE } from '../../src/log/redact.js';
 
 const screen = new RegExp(SCREEN_SOURCE, 'i');
 const pieces = [
@@ -32,5 +32,34 @@ describe('redaction prescreen', () => {
       expect(PRESCREEN.test(text)).toBe(true);
     }
     expect(PRESCREEN.test('{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"It is raining in Sacramento"}]}}')).toBe(false);
+  });
+
+  it('PRESCREEN_LONGEST is the length of its longest literal (streamed pieces are screened with that much tail)', () => {
+    const lengths = PRESCREEN.source.split('|').map((alt) => alt.replace(/\[[^\]]+\]/g, 'x').replace(/\\/g, '').length);
+    expect(Math.max(...lengths)).toBe(PRESCREEN_LONGEST);
+  });
+
+  it('a streamed secret is caught however the stream is cut, with the tail kept between pieces', () => {
+    const redactor = new Redactor();
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), fc.string({ maxLength: 40 }), fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 40 }), (before, after, cuts) => {
+        const text = `${before} sk-proj-${'a1B2c3D4'.repeat(4)} ${after}`;
+        const pieces: string[] = [];
+        let at = 0;
+        for (const n of cuts) {
+          if (at >= text.length) break;
+          pieces.push(text.slice(at, at + n));
+          at += n;
+        }
+        if (at < text.length) pieces.push(text.slice(at));
+        const exchange = `x${Math.random()}`;
+        const out = pieces.map((delta, index) => {
+          const record = { time: 0, kind: 'llm-chunk', session: 's', exchange, index, delta, msg: 'chunk' };
+          return (JSON.parse(redactor.redactJson(record, JSON.stringify(record))) as { delta: string }).delta;
+        });
+        expect(out.join('')).not.toContain('a1B2c3D4a1B2c3D4');
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
