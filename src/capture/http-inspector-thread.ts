@@ -4,10 +4,16 @@
  * than the backlog limit waits for the thread; the client then only counts the rest of that exchange.
  */
 import { closeSync } from 'node:fs';
-import { InspectionThread, MAX_BACKLOG_BYTES, workerScript } from './inspection-thread.js';
+import { FIRST_TAP_SLOT, InspectionThread, workerScript } from './inspection-thread.js';
 import type { HttpCall, HttpCallChannel, HttpInspectorConfig } from './http-inspection.js';
 
 export type HttpThreadReply = { notice: string };
+
+/**
+ * The HTTP backlog limit: a skip only ends the inspection of the exchange it cuts, and a model's stream is many
+ * small chunks, so a small bound keeps a long flood (a 1 GB body) from costing memory.
+ */
+export const HTTP_MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
 
 export class HttpInspectorThread implements HttpCallChannel {
   private readonly thread: InspectionThread;
@@ -17,13 +23,13 @@ export class HttpInspectorThread implements HttpCallChannel {
     config: HttpInspectorConfig,
     notice: (message: string) => void,
     /** Copies are refused while more than this many bytes wait for the thread (smaller in tests). */
-    private readonly maxBacklogBytes = MAX_BACKLOG_BYTES,
+    private readonly maxBacklogBytes = HTTP_MAX_BACKLOG_BYTES,
   ) {
     this.fd = config.fd;
     this.thread = new InspectionThread({
       script: workerScript('http-inspector-worker'),
       workerData: { config: { ...config, closeFd: false } satisfies HttpInspectorConfig },
-      sharedSlots: 1,
+      sharedSlots: FIRST_TAP_SLOT,
       onMessage: (message) => notice((message as HttpThreadReply).notice),
       onFailure: (reason) => notice(`the inspection thread stopped (${reason}); the traffic goes on, but is no longer logged. Please report it.`),
     });
@@ -34,7 +40,7 @@ export class HttpInspectorThread implements HttpCallChannel {
   }
 
   sendCopy(call: HttpCall, chunk: Buffer): boolean {
-    if (this.thread.backlog + chunk.length > this.maxBacklogBytes) return false;
+    if (this.thread.wouldOverflow(chunk.length, this.maxBacklogBytes)) return false;
     this.thread.copy(chunk);
     this.thread.post(call);
     return true;

@@ -13,11 +13,26 @@
  */
 import { Worker } from 'node:worker_threads';
 
-/** Most bytes of copied traffic waiting for the thread before copies are skipped. */
-export const MAX_BACKLOG_BYTES = 24 * 1024 * 1024;
+/**
+ * Most bytes of copied traffic waiting for the thread before copies are skipped, by default. Each tap picks its
+ * own: a stdio frame cut by a skip loses its record (and a 20 MB tool result arrives in one burst), while an
+ * HTTP exchange cut by one only stops being inspected.
+ */
+export const MAX_BACKLOG_BYTES = 32 * 1024 * 1024;
+/**
+ * The same while the thread is still starting (loading its modules takes a moment, longer on a busy machine):
+ * a burst at the start of a session (a 20 MB tool result) should not be lost to the thread's start-up.
+ */
+export const MAX_STARTING_BACKLOG_BYTES = 64 * 1024 * 1024;
 
-/** Slot 0 of the shared counters: bytes the thread has taken in (mod 2^32). Taps use the slots after it. */
+/** A batch holding this many bytes of copies is posted at once, without waiting for the end of the turn. */
+const MAX_BATCH_BYTES = 1024 * 1024;
+
+/** Slot 0 of the shared counters: bytes the thread has taken in (mod 2^32). */
 export const PROCESSED_SLOT = 0;
+/** Slot 1: set to 1 once the thread has started. Taps use the slots after it. */
+export const READY_SLOT = 1;
+export const FIRST_TAP_SLOT = 2;
 
 /**
  * The worker script `name` (a file of src/capture, built to dist/capture). Under vitest the library runs from
@@ -31,7 +46,7 @@ export function workerScript(name: string): URL {
 export interface InspectionThreadOptions {
   script: URL;
   workerData: unknown;
-  /** Shared Int32 counters, slot 0 included. */
+  /** Shared Int32 counters, the thread's own two (PROCESSED_SLOT, READY_SLOT) included. */
   sharedSlots: number;
   /** A message the thread sent (a notice to print, a reply). */
   onMessage: (message: unknown) => void;
@@ -43,6 +58,7 @@ export class InspectionThread {
   readonly shared: Int32Array;
   private readonly worker: Worker;
   private batch: unknown[] = [];
+  private batchBytes = 0;
   private flushScheduled = false;
   /** Bytes posted so far (mod 2^32), against the thread's count of bytes taken in. */
   private posted = 0;
@@ -71,6 +87,24 @@ export class InspectionThread {
     return (this.posted - Atomics.load(this.shared, PROCESSED_SLOT)) >>> 0;
   }
 
+  /** True once the thread has started and takes calls. */
+  get started(): boolean {
+    return Atomics.load(this.shared, READY_SLOT) === 1;
+  }
+
+  /**
+   * True when `bytes` more would take the backlog past its limit. The higher starting limit holds until the
+   * thread has started and caught up once with what was posted meanwhile.
+   */
+  wouldOverflow(bytes: number, limit = MAX_BACKLOG_BYTES): boolean {
+    const backlog = this.backlog;
+    if (!this.caughtUp && this.started && backlog <= limit) this.caughtUp = true;
+    return backlog + bytes > (this.caughtUp ? limit : Math.max(limit, MAX_STARTING_BACKLOG_BYTES));
+  }
+
+  /** Set once the started thread's backlog has first come down to the steady limit. */
+  private caughtUp = false;
+
   /** False once the thread has died: posts are dropped. */
   get alive(): boolean {
     return !this.failed;
@@ -80,7 +114,8 @@ export class InspectionThread {
   post(message: unknown): void {
     if (this.failed) return;
     this.batch.push(message);
-    this.schedule();
+    if (this.batchBytes >= MAX_BATCH_BYTES) this.flush();
+    else this.schedule();
   }
 
   /**
@@ -89,6 +124,7 @@ export class InspectionThread {
    */
   copy(chunk: Buffer): Buffer {
     this.posted = (this.posted + chunk.length) | 0;
+    this.batchBytes += chunk.length;
     return chunk;
   }
 
@@ -106,6 +142,7 @@ export class InspectionThread {
     if (this.batch.length === 0 || this.failed) return;
     const batch = this.batch;
     this.batch = [];
+    this.batchBytes = 0;
     this.worker.postMessage(batch);
   }
 

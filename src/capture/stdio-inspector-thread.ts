@@ -5,14 +5,20 @@
  */
 import { closeSync } from 'node:fs';
 import type { RecordDraft } from '../log/schema.js';
-import { InspectionThread, MAX_BACKLOG_BYTES, workerScript } from './inspection-thread.js';
+import { FIRST_TAP_SLOT, InspectionThread, workerScript } from './inspection-thread.js';
 import type { StdioInspection, StdioInspectorConfig, StdioStream } from './stdio-inspection.js';
 
 /** Messages to the thread: a tag, then the call's arguments. */
 export const CALL = { data: 0, inputEnd: 1, gap: 2, record: 3, endStreams: 4, close: 5 } as const;
-/** Shared counters: slot 0 is the thread's bytes taken in (inspection-thread.ts). */
-export const OWED_SLOT = 1;
-export const SHARED_SLOTS = 2;
+/** Shared counters: the first slots are the thread's own (inspection-thread.ts). */
+export const OWED_SLOT = FIRST_TAP_SLOT;
+export const SHARED_SLOTS = FIRST_TAP_SLOT + 1;
+
+/**
+ * The stdio backlog limit: a skip costs a frame its record, and a burst of a few tens of MB (a big tool result,
+ * echoed both ways) must not be cut just because the machine is busy; still a bound, not a buffer without end.
+ */
+export const STDIO_MAX_BACKLOG_BYTES = 64 * 1024 * 1024;
 
 /** Replies from the thread. */
 export type StdioThreadReply = { notice: string };
@@ -29,7 +35,7 @@ export class StdioInspectorThread implements StdioInspection {
     config: StdioInspectorConfig,
     notice: (message: string) => void,
     /** Copies are skipped while more than this many bytes wait for the thread (smaller in tests). */
-    private readonly maxBacklogBytes = MAX_BACKLOG_BYTES,
+    private readonly maxBacklogBytes = STDIO_MAX_BACKLOG_BYTES,
   ) {
     this.fd = config.fd;
     this.thread = new InspectionThread({
@@ -43,7 +49,7 @@ export class StdioInspectorThread implements StdioInspection {
 
   data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void {
     const thread = this.thread;
-    if (thread.backlog + chunk.length > this.maxBacklogBytes) {
+    if (thread.wouldOverflow(chunk.length, this.maxBacklogBytes)) {
       this.skipped[stream]! += chunk.length;
       return;
     }
@@ -82,6 +88,11 @@ export class StdioInspectorThread implements StdioInspection {
     } catch {
       // already closed
     }
+  }
+
+  /** True once the thread has started (before that, a larger backlog is allowed). */
+  get started(): boolean {
+    return this.thread.started;
   }
 
   owedToClient(): number {

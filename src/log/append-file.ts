@@ -27,6 +27,8 @@ export interface AppendFileOptions {
 const COALESCE_MS = 10;
 /** A queue this large is written at once, without waiting for the timer. */
 const WRITE_NOW_BYTES = 256 * 1024;
+/** Most text joined into one asynchronous write: a long queue goes out in slices, never copied whole twice. */
+const MAX_WRITE_BYTES = 1024 * 1024;
 
 export class AppendFile {
   private queue: string[] = [];
@@ -101,11 +103,15 @@ export class AppendFile {
     }
   }
 
-  private takeQueue(): string {
+  /** Take queued text (all of it, or about `limit` characters of whole records) as one string. */
+  private takeQueue(limit = Infinity): string {
     this.clearTimer();
-    const text = this.queue.length === 1 ? this.queue[0]! : this.queue.join('');
-    this.queue = [];
-    this.queuedBytes = 0;
+    let count = 0;
+    let taken = 0;
+    while (count < this.queue.length && (count === 0 || taken + this.queue[count]!.length <= limit)) taken += this.queue[count++]!.length;
+    const text = count === 1 ? this.queue[0]! : this.queue.slice(0, count).join('');
+    this.queue = count === this.queue.length ? [] : this.queue.slice(count);
+    this.queuedBytes -= taken;
     return text;
   }
 
@@ -115,7 +121,7 @@ export class AppendFile {
    */
   private async pump(): Promise<void> {
     try {
-      const data = Buffer.from(this.takeQueue(), 'utf8');
+      const data = Buffer.from(this.takeQueue(MAX_WRITE_BYTES), 'utf8');
       let offset = 0;
       while (offset < data.length) {
         offset += await new Promise<number>((resolve, reject) => {

@@ -18,7 +18,7 @@ import { RotatingFile, type LogTarget } from './rotate.js';
 import { LEVEL, LOG_FORMAT_VERSION, type RecordDraft, type RecordSink } from './schema.js';
 
 /** Largest amount of unwritten log text held in memory before records are dropped. */
-const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
 
 /**
  * Writers not yet closed. Whatever ends the process — process.exit, an uncaught exception, the event loop running

@@ -63,6 +63,8 @@ describe('the inspection thread', () => {
     const file = join(dir, 'gap.ndjson');
     const notices: string[] = [];
     const thread = new StdioInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20 }, (m) => notices.push(m), 1000);
+    // While the thread starts it may fall further behind; here it has started and the steady limit holds.
+    for (const until = Date.now() + 10_000; !thread.started && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     const line = (i: number) => Buffer.from(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${String(i).padStart(80, '0')}"}}\n`);
     // All in one turn of the event loop, so the thread has taken in nothing yet: the backlog only grows.
     const sizes: number[] = [];

@@ -79,6 +79,17 @@ describe('LogWriter', () => {
     expect(lines(file).map((r) => r.msg)).toEqual(['one', ...Array.from({ length: 50 }, (_, i) => `m${i}`)]);
   });
 
+  test('a queue of several MB goes out in slices, whole records, in order', async () => {
+    const file = join(root, 'slices.ndjson');
+    const w = new LogWriter({ file, ...base });
+    const pad = 'p'.repeat(1000);
+    for (let i = 0; i < 4000; i++) w.write({ time: i, kind: 'lifecycle', event: 'warning', msg: `${i} ${pad}` });
+    await w.close();
+    const records = lines(file);
+    expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 4000 }, (_, i) => i));
+    expect(records.every((r) => String(r.msg).endsWith(pad))).toBe(true);
+  });
+
   test('an unwritable folder (a path under a regular file) warns once and never throws', async () => {
     const blocker = join(root, 'regular-file');
     writeFileSync(blocker, 'x');
