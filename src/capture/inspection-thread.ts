@@ -30,9 +30,11 @@ const MAX_BATCH_BYTES = 1024 * 1024;
 
 /** Slot 0 of the shared counters: bytes the thread has taken in (mod 2^32). */
 export const PROCESSED_SLOT = 0;
-/** Slot 1: set to 1 once the thread has started. Taps use the slots after it. */
+/** Slot 1: set to 1 once the thread has started. */
 export const READY_SLOT = 1;
-export const FIRST_TAP_SLOT = 2;
+/** Slot 2: calls the thread has carried out (mod 2^32). Taps use the slots after it. */
+export const CALLS_SLOT = 2;
+export const FIRST_TAP_SLOT = 3;
 
 /**
  * The worker script `name` (a file of src/capture, built to dist/capture). Under vitest the library runs from
@@ -104,6 +106,13 @@ export class InspectionThread {
 
   /** Set once the started thread's backlog has first come down to the steady limit. */
   private caughtUp = false;
+  /** Calls posted so far (mod 2^32), against the thread's count of calls carried out. */
+  private postedCalls = 0;
+
+  /** True when the thread has carried out every call posted so far: what it reports is current. */
+  get caughtUpWithCalls(): boolean {
+    return Atomics.load(this.shared, CALLS_SLOT) === this.postedCalls;
+  }
 
   /** False once the thread has died: posts are dropped. */
   get alive(): boolean {
@@ -114,6 +123,7 @@ export class InspectionThread {
   post(message: unknown): void {
     if (this.failed) return;
     this.batch.push(message);
+    this.postedCalls = (this.postedCalls + 1) | 0;
     if (this.batchBytes >= MAX_BATCH_BYTES) this.flush();
     else this.schedule();
   }

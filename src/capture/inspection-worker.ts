@@ -4,8 +4,17 @@
  * keep pace with a burst: a backlog of many megabytes posted at once would otherwise become hundreds of
  * thousands of records before the first of them could be written.
  */
+import { setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
-import { PROCESSED_SLOT, READY_SLOT } from './inspection-thread.js';
+import { CALLS_SLOT, PROCESSED_SLOT, READY_SLOT } from './inspection-thread.js';
+
+/**
+ * The inspection thread's nice value on Linux, where nice is per thread. When the relay, the client, the server
+ * and the inspection all want a core (2 cores: a sequential stdio session, a model's token stream), the kernel
+ * then gives it to the traffic first and the inspection takes what is left; the backlog bound covers the rest.
+ * Measured on 2 cores: a 2000-chunk HTTP stream 1.75x -> 1.3x a bare http-proxy's time.
+ */
+export const INSPECTION_NICE = 10;
 
 /** Calls, or bytes of traffic, carried out before the thread lets its event loop turn. */
 const SLICE_CALLS = 512;
@@ -16,6 +25,7 @@ const SLICE_BYTES = 256 * 1024;
  * shared slot the main thread reads its backlog from). `afterSlice` runs after each slice (shared counters).
  */
 export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (call: unknown[]) => number, afterSlice?: () => void): void {
+  yieldToTheTraffic();
   const pending: unknown[][][] = [];
   let batchIndex = 0;
   let scheduled = false;
@@ -33,7 +43,9 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
       }
     }
     Atomics.add(counters, PROCESSED_SLOT, taken);
+    // After the tap's own counters: a main thread that sees every call carried out also sees their effect.
     afterSlice?.();
+    Atomics.add(counters, CALLS_SLOT, done);
     if (pending.length > 0) schedule();
   };
   const schedule = (): void => {
@@ -47,4 +59,18 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
   });
   // The thread has started: from now on the main thread holds it to the steady backlog limit.
   Atomics.store(counters, READY_SLOT, 1);
+}
+
+/**
+ * Lower this thread's priority below the relay's. Only on Linux: elsewhere the call would lower the whole
+ * process, relay included. Not being allowed to is no reason to stop.
+ */
+function yieldToTheTraffic(): void {
+  if (process.platform !== 'linux') return;
+  try {
+    // On Linux, pid 0 names the calling thread (nice is a per-thread attribute there).
+    setPriority(0, INSPECTION_NICE);
+  } catch {
+    // a sandbox that forbids it: inspect at normal priority
+  }
 }

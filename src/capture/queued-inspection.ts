@@ -51,8 +51,9 @@ export class QueuedInspection implements StdioInspection {
     return new Promise((resolve, reject) => this.call((t) => t.close(exit).then(resolve, reject)));
   }
 
-  owedToClient(): number {
-    return this.target?.owedToClient() ?? 0;
+  serverMayOweClient(): boolean {
+    // Still loading: what has passed is not looked at yet, and may hold a request.
+    return this.target ? this.target.serverMayOweClient() : !this.failed;
   }
 
   private call(work: (target: StdioInspection) => void): void {

@@ -53,7 +53,10 @@ export interface StdioInspection {
   endStreams(time: number, mono: number): void;
   /** Write the exit record (the stderr tail is added here), flush and close the log. */
   close(exit: RecordDraft): Promise<void>;
-  /** Requests the server still owes the client an answer to (the stdin-EOF escalation waits for them). */
-  owedToClient(): number;
+  /**
+   * True while the server may still owe the client an answer (the stdin-EOF escalation waits for that): a
+   * request is open, or traffic the inspector has not yet looked at might hold one.
+   */
+  serverMayOweClient(): boolean;
 }
 

@@ -95,7 +95,9 @@ export class StdioInspectorThread implements StdioInspection {
     return this.thread.started;
   }
 
-  owedToClient(): number {
-    return Atomics.load(this.thread.shared, OWED_SLOT);
+  serverMayOweClient(): boolean {
+    // The count is the thread's as of the calls it has carried out: it only answers once it has caught up.
+    if (!this.thread.alive) return false;
+    return !this.thread.caughtUpWithCalls || Atomics.load(this.thread.shared, OWED_SLOT) > 0;
   }
 }

@@ -118,6 +118,11 @@ export class StdioInspector implements StdioInspection {
     await this.writer.close();
   }
 
+  serverMayOweClient(): boolean {
+    return this.owedToClient() > 0;
+  }
+
+  /** Requests the server still owes the client an answer to. */
   owedToClient(): number {
     return this.mcp.openRequestsFrom('c2s');
   }

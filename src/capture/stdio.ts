@@ -215,7 +215,7 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   function afterStdinEnd(): void {
     const since = performance.now();
     eofTimer = setInterval(() => {
-      if (tap.owedToClient() > 0 && performance.now() - since < EOF_MAX_WAIT_MS) return;
+      if (tap.serverMayOweClient() && performance.now() - since < EOF_MAX_WAIT_MS) return;
       clearInterval(eofTimer);
       eofTimer = setTimeout(() => {
         sendSignal('SIGTERM');

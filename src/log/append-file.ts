@@ -43,11 +43,14 @@ export class AppendFile {
     private readonly options: AppendFileOptions,
   ) {}
 
-  /** Queue text; it is written within COALESCE_MS, sooner when much is queued. */
-  write(text: string): void {
+  /**
+   * Queue text; it is written within COALESCE_MS, sooner when much is queued. Past the bound times `allowance`
+   * it is dropped: records that a reader of a flooded log needs most get a larger allowance (see LogWriter).
+   */
+  write(text: string, allowance = 1): void {
     if (this.failed || this.closed) return;
     // String length stands in for bytes: the bound only needs to be approximate.
-    if (this.queuedBytes + text.length > this.options.maxQueuedBytes) {
+    if (this.queuedBytes + text.length > this.options.maxQueuedBytes * allowance) {
       this.options.onDrop();
       return;
     }

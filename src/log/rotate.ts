@@ -11,7 +11,8 @@ import { unlinkSync } from 'node:fs';
 
 /** What the writer writes into: one append-only file. */
 export interface LogTarget {
-  write(text: string): void;
+  /** `allowance`: how many times the queue's bound this text may still be queued within (default 1). */
+  write(text: string, allowance?: number): void;
   flushSync(): void;
   /** For Node's 'exit' event: write what is queued even behind a write in flight. */
   flushAtExit?(): void;
@@ -71,13 +72,13 @@ export class RotatingFile implements LogTarget {
     return partFileName(this.options.file, this.part);
   }
 
-  write(text: string): void {
+  write(text: string, allowance = 1): void {
     if (!this.current) return;
     // Bytes, not string length: a summary with "…" or any non-ASCII text is longer on disk than in characters.
     const bytes = Buffer.byteLength(text, 'utf8');
     if (needsNewPart(this.partBytes, bytes, this.options.maxBytes)) this.rotate();
     this.partBytes += bytes;
-    this.current?.write(text);
+    this.current?.write(text, allowance);
   }
 
   flushSync(): void {

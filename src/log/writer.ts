@@ -17,6 +17,12 @@ import { Redactor, type RedactRules } from './redact.js';
 import { RotatingFile, type LogTarget } from './rotate.js';
 import { LEVEL, LOG_FORMAT_VERSION, type RecordDraft, type RecordSink } from './schema.js';
 
+/**
+ * When the write queue is full, frame records are dropped first. mcptap's own lifecycle records (start, warnings,
+ * exit) are few and are never dropped; the server's stderr (its errors, a crash) may fill twice the bound.
+ */
+const QUEUE_ALLOWANCE: Partial<Record<RecordDraft['kind'], number>> = { lifecycle: Infinity, stderr: 2 };
+
 /** Largest amount of unwritten log text held in memory before records are dropped. */
 const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
 
@@ -63,6 +69,8 @@ export class LogWriter implements RecordSink {
   private readonly warnOnce: (message: string) => void;
   private destination: LogTarget | undefined;
   private seq = 0;
+  /** Records dropped because the write queue was full, not yet said in the log. */
+  private dropped = 0;
   /** The rules every record passes through, or undefined when redaction is off. Taps hand it to redactHeaders. */
   readonly redactor: Redactor | undefined;
   private rotating: RotatingFile | undefined;
@@ -131,6 +139,12 @@ export class LogWriter implements RecordSink {
    * then leaves that key out, so no key is ever written twice.
    */
   write(draft: RecordDraft): number {
+    if (this.dropped > 0 && draft.kind === 'lifecycle' && this.destination) {
+      // Say in the log itself where records went missing, before the next of mcptap's own records.
+      const count = this.dropped;
+      this.dropped = 0;
+      this.write({ time: draft.time, kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `${count} records were dropped before this point: the log fell behind the traffic (the traffic itself was not affected).` });
+    }
     const seq = this.seq++;
     const destination = this.destination;
     if (!destination) return seq;
@@ -141,7 +155,7 @@ export class LogWriter implements RecordSink {
     let json = JSON.stringify(draft);
     // The one place every record passes: redaction here covers every tap. Usually one regex test.
     if (this.redactor) json = this.redactor.redactJson(draft, json);
-    destination.write(`${stamp}${this.labelField}${json.slice(1)}\n`);
+    destination.write(`${stamp}${this.labelField}${json.slice(1)}\n`, QUEUE_ALLOWANCE[draft.kind] ?? 1);
     return seq;
   }
 
@@ -185,7 +199,10 @@ export class LogWriter implements RecordSink {
         this.destination = undefined;
         this.warnOnce(`writing the log ${this.file} failed (${describeError(error)}); the traffic goes on without a log.`);
       },
-      onDrop: () => this.warnOnce(`the log ${this.file} is falling behind the traffic; records are being dropped (the traffic is not affected).`),
+      onDrop: () => {
+        this.dropped++;
+        this.warnOnce(`the log ${this.file} is falling behind the traffic; records are being dropped (the traffic is not affected).`);
+      },
     });
   }
 }

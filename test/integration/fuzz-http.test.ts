@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { settledRecords } from '../support/settled-records.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpTap, type HttpTap } from '../../src/index.js';
 
@@ -88,7 +89,8 @@ describe('mcptap http under random bodies', () => {
       ),
       { numRuns: 60 },
     );
-    // The tap logged it all and is still healthy.
+    // The tap logged it all and is still healthy (its records reach the file from the inspection thread).
+    await settledRecords([tap.logFile]);
     expect(warnings).toEqual([]);
     const lines = readFileSync(tap.logFile, 'utf8').split('\n').filter(Boolean);
     for (const line of lines) JSON.parse(line);

@@ -4,6 +4,7 @@
  * the log says how many bytes went uninspected, and logging resumes at the next whole line.
  */
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -12,6 +13,7 @@ import { startStdioTap, readAllRecords, type LogRecord } from '../../src/index.j
 import { StdioInspectorThread } from '../../src/capture/stdio-inspector-thread.js';
 import { STREAM } from '../../src/capture/stdio-inspection.js';
 import { openLogFile } from '../../src/log/open-file.js';
+import { INSPECTION_NICE } from '../../src/capture/inspection-worker.js';
 
 const TRAFFIC = [
   '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n',
@@ -89,5 +91,45 @@ describe('the inspection thread', () => {
     expect(records.some((r) => r.kind === 'invalid')).toBe(false);
     expect(notices).toEqual([]);
     expect(readdirSync(dir)).toEqual(['gap.ndjson']);
+  });
+
+  it.runIf(process.platform === 'linux')('runs at a lower priority than the relay: one thread of mcptap is niced, the main thread is not', async () => {
+    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-nice-'));
+    const child = spawn(process.execPath, ['bin/mcptap.js', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    // Once a line has come back through cat and been logged, the inspection thread is running.
+    child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    await new Promise((r) => child.stdout.once('data', r));
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+      const [file] = readdirSync(logDir);
+      if (file && readFileSync(join(logDir, file), 'utf8').includes('"method":"ping"')) break;
+    }
+    /** nice of each thread of the process (field 19 of /proc/<pid>/task/<tid>/stat). */
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const threads = readdirSync(`/proc/${child.pid}/task`);
+    const nices = threads.map(niceOf);
+    child.stdin.end();
+    await new Promise((r) => child.once('exit', r));
+    expect(nices[threads.indexOf(String(child.pid))]).toBe(0);
+    expect(nices.filter((n) => n === INSPECTION_NICE)).toHaveLength(1);
+  });
+
+  it('counts a request the thread has not looked at yet as owed, so the stdin-EOF escalation waits for it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-owed-'));
+    const file = join(dir, 'owed.ndjson');
+    const thread = new StdioInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'owed', maxBody: 1 << 20 }, () => {});
+    const settle = async (want: boolean) => {
+      for (const until = Date.now() + 10_000; thread.serverMayOweClient() !== want && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
+      return thread.serverMayOweClient();
+    };
+    expect(await settle(false)).toBe(false);
+    thread.data(STREAM.c2s, Buffer.from('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}\n'), 1, 1);
+    // Same turn: the thread has not even been sent the request, yet it is owed.
+    expect(thread.serverMayOweClient()).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(thread.serverMayOweClient()).toBe(true);
+    thread.data(STREAM.s2c, Buffer.from('{"jsonrpc":"2.0","id":7,"result":{}}\n'), 2, 2);
+    expect(await settle(false)).toBe(false);
+    thread.endStreams(3, 3);
+    await thread.close({ time: 3, kind: 'lifecycle', event: 'exit', code: 0, signal: null, durationMs: 1, msg: 'done' } as never);
   });
 });

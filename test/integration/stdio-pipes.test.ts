@@ -79,7 +79,9 @@ describe('the client stops reading', () => {
       if (child && alive(child)) process.kill(child, 'SIGKILL');
     }
     const log = await records(dir);
-    expect(log.find((r) => r.kind === 'lifecycle' && r.event === 'warning')!.msg).toMatch(/^the client stopped reading mcptap's stdout \(EPIPE\)/);
+    // `yes` floods: the log may also say it dropped records or skipped bytes to keep up; the EPIPE is said too.
+    const warnings = log.filter((r) => r.kind === 'lifecycle' && r.event === 'warning').map((r) => r.msg);
+    expect(warnings).toContainEqual(expect.stringMatching(/^the client stopped reading mcptap's stdout \(EPIPE\)/));
     expect(log.at(-1)).toMatchObject({ event: 'exit', code: 1 });
     expect(log.filter((r) => r.kind === 'stderr').map((r) => r.text)).toEqual([expect.stringMatching(/^yes: standard output: (Broken pipe|Connection reset by peer)$/)]);
   });

@@ -90,6 +90,27 @@ describe('LogWriter', () => {
     expect(records.every((r) => String(r.msg).endsWith(pad))).toBe(true);
   });
 
+  test('a flood past the queue bound drops frame records, keeps mcptap\u2019s own, and says in the log how many went', async () => {
+    const file = join(root, 'flood.ndjson');
+    const warnings: string[] = [];
+    const w = new LogWriter({ file, ...base, warn: (m) => warnings.push(m) });
+    const big = 'y'.repeat(100 * 1024);
+    // All in one turn: nothing can be written meanwhile, so the 16 MiB queue fills and the rest is dropped.
+    for (let i = 0; i < 300; i++) w.write({ time: i, kind: 'invalid', dir: 's2c', reason: 'plain text, not JSON', raw: big, bytes: big.length, msg: 'flood' });
+    // The server's stderr may still fill the queue to twice its bound; mcptap's own records always get in.
+    w.write({ time: 998, kind: 'stderr', dir: 's2c', text: 'Traceback: the crash', bytes: 20, msg: 'Server stderr: Traceback' });
+    w.write({ time: 999, kind: 'lifecycle', event: 'exit', code: 0, signal: null, durationMs: 1, msg: 'exit' });
+    await w.close();
+    const records = lines(file);
+    const kept = records.filter((r) => r.kind === 'invalid').length;
+    expect(kept).toBeGreaterThan(100);
+    expect(kept).toBeLessThan(300);
+    expect(records.at(-3)).toMatchObject({ kind: 'stderr', text: 'Traceback: the crash' });
+    expect(records.at(-2)).toMatchObject({ kind: 'lifecycle', event: 'warning', msg: `${300 - kept} records were dropped before this point: the log fell behind the traffic (the traffic itself was not affected).` });
+    expect(records.at(-1)).toMatchObject({ kind: 'lifecycle', event: 'exit' });
+    expect(warnings).toEqual([expect.stringMatching(/is falling behind the traffic; records are being dropped/)]);
+  });
+
   test('an unwritable folder (a path under a regular file) warns once and never throws', async () => {
     const blocker = join(root, 'regular-file');
     writeFileSync(blocker, 'x');
