@@ -45,7 +45,10 @@ export interface StdioInspection {
   data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void;
   /** The client closed its side: a line it left unfinished is logged as partial. */
   inputEnd(time: number, mono: number): void;
-  /** Bytes that passed while inspection had fallen behind: relayed in full, not inspected. */
+  /**
+   * Bytes that passed while inspection had fallen behind, relayed in full but not inspected, up to the end of a
+   * line (or of the stream): what comes next starts a new line.
+   */
   gap(stream: StdioStream, bytes: number, time: number): void;
   /** A record made by the tap itself (lifecycle, warnings). */
   record(draft: RecordDraft): void;

@@ -8,6 +8,8 @@ import type { RecordDraft } from '../log/schema.js';
 import { FIRST_TAP_SLOT, InspectionThread, workerScript } from './inspection-thread.js';
 import type { StdioInspection, StdioInspectorConfig, StdioStream } from './stdio-inspection.js';
 
+const LF = 0x0a;
+
 /** Messages to the thread: a tag, then the call's arguments. */
 export const CALL = { data: 0, inputEnd: 1, gap: 2, record: 3, endStreams: 4, close: 5 } as const;
 /** Shared counters: the first slots are the thread's own (inspection-thread.ts). */
@@ -49,15 +51,24 @@ export class StdioInspectorThread implements StdioInspection {
 
   data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void {
     const thread = this.thread;
-    if (thread.wouldOverflow(chunk.length, this.maxBacklogBytes)) {
+    let from = 0;
+    if (this.skipped[stream]! > 0) {
+      // Once a copy was skipped, the rest of that line is of no use to the thread: copies resume where the next
+      // line starts, after one gap call for the whole span.
+      const lf = chunk.indexOf(LF);
+      if (lf === -1 || thread.wouldOverflow(chunk.length - lf - 1, this.maxBacklogBytes)) {
+        this.skipped[stream]! += chunk.length;
+        return;
+      }
+      thread.post([CALL.gap, stream, this.skipped[stream]! + lf + 1, time]);
+      this.skipped[stream] = 0;
+      from = lf + 1;
+      if (from === chunk.length) return;
+    } else if (thread.wouldOverflow(chunk.length, this.maxBacklogBytes)) {
       this.skipped[stream]! += chunk.length;
       return;
     }
-    if (this.skipped[stream]! > 0) {
-      thread.post([CALL.gap, stream, this.skipped[stream], time]);
-      this.skipped[stream] = 0;
-    }
-    thread.post([CALL.data, stream, thread.copy(chunk), time, mono]);
+    thread.post([CALL.data, stream, thread.copy(from === 0 ? chunk : chunk.subarray(from)), time, mono]);
   }
 
   inputEnd(time: number, mono: number): void {

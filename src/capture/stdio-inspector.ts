@@ -84,13 +84,16 @@ export class StdioInspector implements StdioInspection {
 
   gap(stream: StdioStream, bytes: number, time: number): void {
     this.safely(() => {
-      this.framers[stream].resync();
+      // The start of the line the skip cut was copied, but alone it is not a frame: it goes uninspected too.
+      const framer = this.framers[stream];
+      bytes += framer.partialBytes;
+      framer.dropPartial();
       this.sink.write({
         time,
         kind: 'lifecycle',
         event: 'warning',
         level: LEVEL.warn,
-        msg: `mcptap fell behind and did not inspect ${bytes} bytes of ${STREAM_NAMES[stream]}; they were relayed in full. Logging resumes at the next complete line.`,
+        msg: `mcptap fell behind and did not inspect ${bytes} bytes of ${STREAM_NAMES[stream]}, up to the end of a line; they were relayed in full, and logging resumes with the next line.`,
       });
     });
   }

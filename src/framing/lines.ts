@@ -34,8 +34,6 @@ export class LineFramer {
   private tail: Buffer = Buffer.alloc(0);
   /** The previous chunk ended in `\r`, which may belong to a `\r\n` split across chunks. */
   private pendingCr = false;
-  /** After resync(): bytes up to the next `\n` belong to a line whose start was never seen. */
-  private skipping = false;
 
   constructor(options: LineFramerOptions) {
     this.dir = options.dir;
@@ -46,12 +44,6 @@ export class LineFramer {
   push(chunk: Buffer, time: number, mono: number): Frame[] {
     const frames: Frame[] = [];
     let start = 0;
-    if (this.skipping) {
-      const lf = chunk.indexOf(LF);
-      if (lf === -1) return frames;
-      this.skipping = false;
-      start = lf + 1;
-    }
     for (;;) {
       const lf = chunk.indexOf(LF, start);
       if (lf === -1) break;
@@ -70,12 +62,16 @@ export class LineFramer {
   }
 
   /**
-   * Bytes were left out of the copy (inspection fell behind): drop the unfinished line and skip what follows up
-   * to the next `\n`, so the next frame is a whole line again rather than the tail of one.
+   * Bytes were left out of the copy (inspection fell behind) up to the end of a line: drop the unfinished line,
+   * so the bytes that follow start a new one rather than finishing a line whose middle is missing.
    */
-  resync(): void {
+  dropPartial(): void {
     this.reset();
-    this.skipping = true;
+  }
+
+  /** Bytes of the unfinished line so far (kept or not). */
+  get partialBytes(): number {
+    return this.lineBytes + (this.pendingCr ? 1 : 0);
   }
 
   /** True when bytes of an unfinished line are waiting. */
