@@ -3,7 +3,7 @@
  * order it was forwarded, as a small array (`[call, exchange, …arguments]`) that crosses threads cheaply. The
  * tap speaks through HttpInspectionClient; http-inspector.ts carries the calls out.
  */
-import type { RedactRules } from '../log/redact.js';
+import type { InspectorLogConfig } from './inspector-log.js';
 import type { HttpOutcome, RecordDraft } from '../log/schema.js';
 import type { RequestHead } from '../protocols/detect.js';
 
@@ -29,22 +29,10 @@ export const CHUNK_INDEX = 2;
 export type HttpCall = readonly unknown[];
 
 /** Everything the inspector needs that can cross to another thread (plain data only). */
-export interface HttpInspectorConfig {
-  logFile: string;
-  /** The log file, already opened (openLogFile); undefined to open it here. */
-  fd?: number;
-  /** False when `fd` belongs to another thread, which closes it (default true). */
-  closeFd?: boolean;
-  /** The log could not be opened and mcptap has said so: the writer's own attempt stays quiet. */
-  logUnwritable?: boolean;
-  session: string;
-  label: string;
+export interface HttpInspectorConfig extends InspectorLogConfig {
   maxBody: number;
   chunks: boolean;
   targetPath: string;
-  redact?: RedactRules | false;
-  maxLogBytes?: number;
-  maxLogFiles?: number;
 }
 
 export type ErrorSummary = { name: string; code?: string; message: string };

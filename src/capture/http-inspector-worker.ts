@@ -6,11 +6,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { HttpInspector } from './http-inspector.js';
 import { CHUNK_INDEX, HTTP_CALL, type HttpInspectorConfig } from './http-inspection.js';
 import { serveCalls } from './inspection-worker.js';
-import type { HttpThreadReply } from './http-inspector-thread.js';
+import type { InspectionThreadReply } from './inspection-thread.js';
 
 const { config, shared } = workerData as { config: HttpInspectorConfig; shared: SharedArrayBuffer };
 const port = parentPort!;
-const inspector = new HttpInspector(config, { notice: (notice) => port.postMessage({ notice } satisfies HttpThreadReply) });
+const inspector = new HttpInspector(config, { notice: (notice) => port.postMessage({ notice } satisfies InspectionThreadReply) });
 const CARRIES_CHUNK = new Set<number>([HTTP_CALL.requestData, HTTP_CALL.responseData, HTTP_CALL.wsData]);
 
 serveCalls(port, new Int32Array(shared), (call) => {

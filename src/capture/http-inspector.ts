@@ -5,6 +5,7 @@
  * main thread (`onRecord`).
  */
 import { LogWriter } from '../log/writer.js';
+import { logWriterOptions } from './inspector-log.js';
 import type { HttpOutcome, RecordDraft, RecordSink } from '../log/schema.js';
 import { HttpObserver, type HttpExchange } from '../session/http-exchange.js';
 import { WebSocketSession } from '../session/ws-session.js';
@@ -30,16 +31,7 @@ export class HttpInspector {
     config: HttpInspectorConfig,
     private readonly hooks: HttpInspectorHooks,
   ) {
-    this.writer = new LogWriter({
-      file: config.logFile,
-      session: config.session,
-      channel: 'http',
-      label: config.label,
-      warn: config.logUnwritable ? () => {} : hooks.notice,
-      ...(config.fd !== undefined ? { fd: config.fd, closeFd: config.closeFd !== false } : {}),
-      ...(config.redact !== undefined ? { redact: config.redact } : {}),
-      ...(config.maxLogBytes !== undefined ? { maxFileBytes: config.maxLogBytes, maxFiles: config.maxLogFiles ?? 0 } : {}),
-    });
+    this.writer = new LogWriter(logWriterOptions(config, 'http', hooks.notice));
     const sink: RecordSink = hooks.onRecord ? teeSink(this.writer, { session: config.session, channel: 'http', label: config.label }, hooks.onRecord) : this.writer;
     this.observer = new HttpObserver({
       sink,

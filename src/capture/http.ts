@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import httpProxy from 'http-proxy';
 import type { RedactRules } from '../log/redact.js';
 import { logFileName, newSessionId, resolveLogDir } from '../log/location.js';
-import { cannotOpenLogMessage, openLogFile } from '../log/open-file.js';
+import { openLogForInspection } from './inspector-log.js';
 import { HttpInspectionClient, type HttpInspectorConfig } from './http-inspection.js';
 import { HttpInspectorThread } from './http-inspector-thread.js';
 import { HttpInspector, InlineHttpChannel } from './http-inspector.js';
@@ -357,15 +357,9 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
  * the inspector then follows the traffic without a log.
  */
 function startHttpInspection(config: HttpInspectorConfig, options: HttpTapOptions, warn: (message: string) => void): HttpInspectionClient {
-  let fd: number | undefined;
-  try {
-    fd = openLogFile(config.logFile);
-  } catch (error) {
-    warn(cannotOpenLogMessage(config.logFile, error));
-  }
-  const opened: HttpInspectorConfig = fd === undefined ? { ...config, logUnwritable: true } : { ...config, fd };
+  const opened = openLogForInspection(config, warn);
   const inline = options.inspectionThread === false || options.onRecord !== undefined;
-  if (!inline && fd !== undefined) {
+  if (!inline && opened.fd !== undefined) {
     try {
       return new HttpInspectionClient(new HttpInspectorThread(opened, warn));
     } catch (error) {

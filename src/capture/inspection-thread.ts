@@ -8,19 +8,14 @@
  * thread forwards a chunk, appends a copy to a batch, and posts the batch once per turn of the event loop.
  *
  * Memory stays bounded when the thread falls behind (a 1 GB stream, a slow disk): the thread counts the bytes
- * it has taken in a shared counter, and once more than MAX_BACKLOG_BYTES are waiting the tap stops copying and
- * tells the thread how many bytes it skipped (a `gap`). The traffic never waits for the thread.
+ * it has taken in a shared counter, and once more than the tap's backlog bound is waiting the tap stops copying
+ * and tells the thread what it skipped. The traffic never waits for the thread.
  */
+import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
 /**
- * Most bytes of copied traffic waiting for the thread before copies are skipped, by default. Each tap picks its
- * own: a stdio frame cut by a skip loses its record (and a 20 MB tool result arrives in one burst), while an
- * HTTP exchange cut by one only stops being inspected.
- */
-export const MAX_BACKLOG_BYTES = 32 * 1024 * 1024;
-/**
- * The same while the thread is still starting (loading its modules takes a moment, longer on a busy machine):
+ * The backlog bound while the thread is still starting (each tap has its own for the steady state) (loading its modules takes a moment, longer on a busy machine):
  * a burst at the start of a session (a 20 MB tool result) should not be lost to the thread's start-up.
  */
 export const MAX_STARTING_BACKLOG_BYTES = 64 * 1024 * 1024;
@@ -46,15 +41,20 @@ export function workerScript(name: string): URL {
 }
 
 export interface InspectionThreadOptions {
+  /** The worker script (workerScript) and its config; `closeFd: false` is added, as the log fd stays ours. */
   script: URL;
-  workerData: unknown;
-  /** Shared Int32 counters, the thread's own two (PROCESSED_SLOT, READY_SLOT) included. */
+  config: { fd?: number };
+  /** Shared Int32 counters, the thread's own (up to FIRST_TAP_SLOT) included. */
   sharedSlots: number;
-  /** A message the thread sent (a notice to print, a reply). */
-  onMessage: (message: unknown) => void;
-  /** The thread died (an uncaught error in it, or it could not start): said once, then the tap goes on without it. */
-  onFailure: (reason: string) => void;
+  /**
+   * mcptap's notices, from the thread (`{ notice }` messages) and about it: a thread that dies (an uncaught
+   * error in it, or it could not start) is said once, and the tap goes on without inspecting.
+   */
+  notice: (message: string) => void;
 }
+
+/** What an inspection thread sends back: a notice for stderr. */
+export type InspectionThreadReply = { notice: string };
 
 export class InspectionThread {
   readonly shared: Int32Array;
@@ -66,12 +66,18 @@ export class InspectionThread {
   private posted = 0;
   private failed = false;
   private readonly exited: Promise<void>;
+  /** Set once the started thread's backlog has first come down to the tap's steady bound. */
+  private caughtUp = false;
+  /** Calls posted so far (mod 2^32), against the thread's count of calls carried out. */
+  private postedCalls = 0;
 
   constructor(private readonly options: InspectionThreadOptions) {
     const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * options.sharedSlots);
     this.shared = new Int32Array(shared);
-    this.worker = new Worker(options.script, { workerData: { ...(options.workerData as object), shared } });
-    this.worker.on('message', (message: unknown) => options.onMessage(message));
+    // The log fd was opened on this thread and is closed here once the thread is done (finish): a worker may
+    // not close a descriptor the main thread opened.
+    this.worker = new Worker(options.script, { workerData: { config: { ...options.config, closeFd: false }, shared } });
+    this.worker.on('message', (message: InspectionThreadReply) => options.notice(message.notice));
     this.exited = new Promise((resolve) => {
       this.worker.once('error', (error) => {
         this.fail(error.message);
@@ -95,19 +101,14 @@ export class InspectionThread {
   }
 
   /**
-   * True when `bytes` more would take the backlog past its limit. The higher starting limit holds until the
+   * True when `bytes` more would take the backlog past `limit`. The higher starting bound holds until the
    * thread has started and caught up once with what was posted meanwhile.
    */
-  wouldOverflow(bytes: number, limit = MAX_BACKLOG_BYTES): boolean {
+  wouldOverflow(bytes: number, limit: number): boolean {
     const backlog = this.backlog;
     if (!this.caughtUp && this.started && backlog <= limit) this.caughtUp = true;
     return backlog + bytes > (this.caughtUp ? limit : Math.max(limit, MAX_STARTING_BACKLOG_BYTES));
   }
-
-  /** Set once the started thread's backlog has first come down to the steady limit. */
-  private caughtUp = false;
-  /** Calls posted so far (mod 2^32), against the thread's count of calls carried out. */
-  private postedCalls = 0;
 
   /** True when the thread has carried out every call posted so far: what it reports is current. */
   get caughtUpWithCalls(): boolean {
@@ -129,10 +130,10 @@ export class InspectionThread {
   }
 
   /**
-   * A chunk of traffic for the thread, counted toward the backlog. Posting copies it (structured clone), so the
-   * thread never shares the traffic's own buffer. (Moving a fresh copy with a transfer list measured slower.)
+   * `chunk`, counted toward the backlog, to go into a call. Posting copies it (structured clone), so the thread
+   * never shares the traffic's own buffer. (Moving a fresh copy with a transfer list measured slower.)
    */
-  copy(chunk: Buffer): Buffer {
+  counted(chunk: Buffer): Buffer {
     this.posted = (this.posted + chunk.length) | 0;
     this.batchBytes += chunk.length;
     return chunk;
@@ -156,17 +157,24 @@ export class InspectionThread {
     this.worker.postMessage(batch);
   }
 
-  /** Post the last message and wait for the thread to finish its work and exit. */
+  /** Post the last message, wait for the thread to finish its work and exit, and close the log fd. */
   async finish(lastMessage: unknown): Promise<void> {
     this.post(lastMessage);
     this.flush();
     await this.exited;
+    const fd = this.options.config.fd;
+    if (fd === undefined) return;
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
   }
 
   private fail(reason: string): void {
     if (this.failed) return;
     this.failed = true;
     this.batch = [];
-    this.options.onFailure(reason);
+    this.options.notice(`the inspection thread stopped (${reason}); the traffic goes on, but is no longer logged. Please report it.`);
   }
 }

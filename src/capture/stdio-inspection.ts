@@ -3,7 +3,7 @@
  * and the settings that cross to the thread. Kept apart from the inspector itself so the main thread can speak
  * to an inspection thread without loading the inspector's code.
  */
-import type { RedactRules } from '../log/redact.js';
+import type { InspectorLogConfig } from './inspector-log.js';
 import type { RecordDraft, RecordSink } from '../log/schema.js';
 import type { RecordObserver } from '../export/tee-sink.js';
 
@@ -14,20 +14,8 @@ export type StdioStream = (typeof STREAM)[keyof typeof STREAM];
 export const STREAM_NAMES = ['the client\u2019s input', 'the server\u2019s stdout', 'the server\u2019s stderr'] as const;
 
 /** Everything the inspector needs that can cross to another thread (plain data only). */
-export interface StdioInspectorConfig {
-  logFile: string;
-  /** The log file, already opened (openLogFile); undefined to open it here. */
-  fd?: number;
-  /** False when `fd` belongs to another thread, which closes it (default true). */
-  closeFd?: boolean;
-  /** The log could not be opened and mcptap has said so: the writer's own attempt stays quiet. */
-  logUnwritable?: boolean;
-  session: string;
-  label: string;
+export interface StdioInspectorConfig extends InspectorLogConfig {
   maxBody: number;
-  redact?: RedactRules | false;
-  maxLogBytes?: number;
-  maxLogFiles?: number;
 }
 
 export interface StdioInspectorHooks {

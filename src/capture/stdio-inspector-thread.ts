@@ -3,7 +3,6 @@
  * posted to the thread in order (stdio-inspector-worker.ts runs the real one). What the main thread asks back —
  * how many answers the server still owes — the thread keeps in a shared counter, so asking never waits.
  */
-import { closeSync } from 'node:fs';
 import type { RecordDraft } from '../log/schema.js';
 import { FIRST_TAP_SLOT, InspectionThread, workerScript } from './inspection-thread.js';
 import type { StdioInspection, StdioInspectorConfig, StdioStream } from './stdio-inspection.js';
@@ -22,16 +21,10 @@ export const SHARED_SLOTS = FIRST_TAP_SLOT + 1;
  */
 export const STDIO_MAX_BACKLOG_BYTES = 64 * 1024 * 1024;
 
-/** Replies from the thread. */
-export type StdioThreadReply = { notice: string };
-
 export class StdioInspectorThread implements StdioInspection {
   private readonly thread: InspectionThread;
   /** Bytes skipped per stream while the thread was behind, told to it before the next chunk it gets. */
   private readonly skipped = [0, 0, 0];
-
-  /** The log file, opened on this thread: closed here once the thread is done with it. */
-  private readonly fd: number | undefined;
 
   constructor(
     config: StdioInspectorConfig,
@@ -39,14 +32,7 @@ export class StdioInspectorThread implements StdioInspection {
     /** Copies are skipped while more than this many bytes wait for the thread (smaller in tests). */
     private readonly maxBacklogBytes = STDIO_MAX_BACKLOG_BYTES,
   ) {
-    this.fd = config.fd;
-    this.thread = new InspectionThread({
-      script: workerScript('stdio-inspector-worker'),
-      workerData: { config: { ...config, closeFd: false } satisfies StdioInspectorConfig },
-      sharedSlots: SHARED_SLOTS,
-      onMessage: (message) => notice((message as StdioThreadReply).notice),
-      onFailure: (reason) => notice(`the inspection thread stopped (${reason}); the traffic goes on, but is no longer logged. Please report it.`),
-    });
+    this.thread = new InspectionThread({ script: workerScript('stdio-inspector-worker'), config, sharedSlots: SHARED_SLOTS, notice });
   }
 
   data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void {
@@ -68,7 +54,7 @@ export class StdioInspectorThread implements StdioInspection {
       this.skipped[stream]! += chunk.length;
       return;
     }
-    thread.post([CALL.data, stream, thread.copy(from === 0 ? chunk : chunk.subarray(from)), time, mono]);
+    thread.post([CALL.data, stream, thread.counted(from === 0 ? chunk : chunk.subarray(from)), time, mono]);
   }
 
   inputEnd(time: number, mono: number): void {
@@ -91,14 +77,8 @@ export class StdioInspectorThread implements StdioInspection {
     this.thread.post([CALL.endStreams, time, mono]);
   }
 
-  async close(exit: RecordDraft): Promise<void> {
-    await this.thread.finish([CALL.close, exit]);
-    if (this.fd === undefined) return;
-    try {
-      closeSync(this.fd);
-    } catch {
-      // already closed
-    }
+  close(exit: RecordDraft): Promise<void> {
+    return this.thread.finish([CALL.close, exit]);
   }
 
   /** True once the thread has started (before that, a larger backlog is allowed). */

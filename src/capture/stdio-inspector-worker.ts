@@ -5,14 +5,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { StdioInspector } from './stdio-inspector.js';
 import type { StdioInspectorConfig, StdioStream } from './stdio-inspection.js';
-import { CALL, OWED_SLOT, type StdioThreadReply } from './stdio-inspector-thread.js';
+import { CALL, OWED_SLOT } from './stdio-inspector-thread.js';
+import type { InspectionThreadReply } from './inspection-thread.js';
 import { serveCalls } from './inspection-worker.js';
 import type { RecordDraft } from '../log/schema.js';
 
 const { config, shared } = workerData as { config: StdioInspectorConfig; shared: SharedArrayBuffer };
 const counters = new Int32Array(shared);
 const port = parentPort!;
-const inspector = new StdioInspector(config, { notice: (notice) => port.postMessage({ notice } satisfies StdioThreadReply) });
+const inspector = new StdioInspector(config, { notice: (notice) => port.postMessage({ notice } satisfies InspectionThreadReply) });
 
 serveCalls(
   port,

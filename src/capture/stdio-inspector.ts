@@ -10,6 +10,7 @@ import { withoutCutCharacter, LineFramer } from '../framing/lines.js';
 import type { Frame } from '../types.js';
 import { McpSession } from '../session/mcp-session.js';
 import { LogWriter } from '../log/writer.js';
+import { logWriterOptions } from './inspector-log.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { teeSink } from '../export/tee-sink.js';
 import { STREAM, STREAM_NAMES, type StdioInspection, type StdioInspectorConfig, type StdioInspectorHooks, type StdioStream } from './stdio-inspection.js';
@@ -31,16 +32,7 @@ export class StdioInspector implements StdioInspection {
     config: StdioInspectorConfig,
     private readonly hooks: StdioInspectorHooks,
   ) {
-    this.writer = new LogWriter({
-      file: config.logFile,
-      session: config.session,
-      channel: 'stdio',
-      label: config.label,
-      warn: config.logUnwritable ? () => {} : hooks.notice,
-      ...(config.fd !== undefined ? { fd: config.fd, closeFd: config.closeFd !== false } : {}),
-      ...(config.redact !== undefined ? { redact: config.redact } : {}),
-      ...(config.maxLogBytes !== undefined ? { maxFileBytes: config.maxLogBytes, maxFiles: config.maxLogFiles ?? 0 } : {}),
-    });
+    this.writer = new LogWriter(logWriterOptions(config, 'stdio', hooks.notice));
     const writer = this.writer;
     const extraSink = hooks.sink;
     const logSink: RecordSink = extraSink

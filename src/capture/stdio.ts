@@ -18,7 +18,7 @@ import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
-import { cannotOpenLogMessage, openLogFile } from '../log/open-file.js';
+import { openLogForInspection } from './inspector-log.js';
 import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import type { RedactRules } from '../log/redact.js';
@@ -341,16 +341,9 @@ function startInspection(
   options: StdioTapOptions,
   notice: (message: string) => void,
 ): { inspector: StdioInspection; logging: boolean } {
-  let fd: number | undefined;
-  try {
-    fd = openLogFile(config.logFile);
-  } catch (error) {
-    // The traffic goes on; the inspector still follows the session (the stdin-EOF escalation needs it).
-    notice(cannotOpenLogMessage(config.logFile, error));
-  }
-  const opened: StdioInspectorConfig = fd === undefined ? { ...config, logUnwritable: true } : { ...config, fd };
+  const opened = openLogForInspection(config, notice);
   const inline = options.inspectionThread === false || options.sink !== undefined || options.onRecord !== undefined;
-  if (!inline && fd !== undefined) {
+  if (!inline && opened.fd !== undefined) {
     try {
       return { inspector: new StdioInspectorThread(opened, notice), logging: true };
     } catch (error) {
@@ -363,7 +356,7 @@ function startInspection(
     ...(options.onRecord ? { onRecord: options.onRecord } : {}),
   };
   const inspector = new QueuedInspection(import('./stdio-inspector.js').then(({ StdioInspector }) => new StdioInspector(opened, hooks)), notice);
-  return { inspector, logging: fd !== undefined };
+  return { inspector, logging: opened.fd !== undefined };
 }
 
 /**
