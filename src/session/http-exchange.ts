@@ -502,7 +502,7 @@ export class HttpExchange {
           this.llm.end(JSON.stringify({ error: `mcptap could not reach the upstream (${error?.code ?? error?.message ?? 'unknown error'})` }), time, mono);
         } else if (this.status !== undefined) {
           const cut = outcome === 'upstream-reset' ? 'the upstream broke off the reply' : outcome === 'client-aborted' ? 'the client stopped reading the reply' : undefined;
-          this.llm.end(this.framing === 'body' ? text : undefined, time, mono, cut);
+          this.llm.end(this.framing === 'body' ? text : undefined, time, mono, cut, this.uninspectedBytes > 0);
         }
       }
       const durationMs = roundMs(mono - this.startMono);

@@ -102,8 +102,10 @@ export class LlmTurn {
   /**
    * The reply ended. `body` is the whole (kept) body when it was not streamed. `cut` says why it ended early
    * (the upstream broke off, the client left): the reply is then logged as far as it got, after an error.
+   * `seenInPart`: mcptap's inspection fell behind and saw only the start of the reply (no error of the model's:
+   * the reply is logged as far as it was seen, marked truncated).
    */
-  end(body: string | undefined, time: number, mono: number, cut?: string): void {
+  end(body: string | undefined, time: number, mono: number, cut?: string, seenInPart = false): void {
     const durationMs = roundMs(mono - this.requestMono);
     if (this.status >= 400) {
       const text = body ?? '';
@@ -133,14 +135,19 @@ export class LlmTurn {
       content: reply.content,
       toolCalls: reply.toolCalls,
       durationMs,
-      msg: cut !== undefined ? `The reply was cut off (${cut}); as far as it got: ${describeReply(reply, durationMs)}` : describeReply(reply, durationMs),
+      msg:
+        cut !== undefined
+          ? `The reply was cut off (${cut}); as far as it got: ${describeReply(reply, durationMs)}`
+          : seenInPart
+            ? `mcptap fell behind and saw only the start of this reply (it was relayed in full); as far as it saw: ${describeReply(reply, durationMs)}`
+            : describeReply(reply, durationMs),
       ...(reply.model ?? this.summary?.model ? { model: reply.model ?? this.summary?.model } : {}),
       ...(reply.thinking !== undefined ? { thinking: reply.thinking } : {}),
       ...(reply.finishReason !== undefined ? { finishReason: reply.finishReason } : {}),
       ...(reply.usage ? { usage: reply.usage } : {}),
       ...(this.firstContentMono !== undefined ? { ttftMs: roundMs(this.firstContentMono - this.requestMono) } : {}),
       ...(this.streamed ? { chunkCount: reply.chunkCount } : {}),
-      ...(reply.truncated ? { truncated: true } : {}),
+      ...(reply.truncated || seenInPart ? { truncated: true } : {}),
       ...(reply.error !== undefined ? { level: LEVEL.warn } : {}),
     };
     this.sink.write(draft);

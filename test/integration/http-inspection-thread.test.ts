@@ -1,0 +1,73 @@
+/**
+ * The HTTP tap's inspection thread when it falls behind: an exchange whose copy is refused is only counted from
+ * then on, one warning says so, its http-end carries uninspectedBytes, and the byte totals stay true. Driven
+ * through the same client the tap uses, with a tiny backlog bound so the skip is certain.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HttpInspectionClient } from '../../src/capture/http-inspection.js';
+import { HttpInspectorThread } from '../../src/capture/http-inspector-thread.js';
+import { openLogFile } from '../../src/log/open-file.js';
+
+describe('the HTTP inspection thread, behind', () => {
+  it('counts the rest of a cut exchange without inspecting it, says so once, and keeps the next exchange whole', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'mcptap-http-gap-')), 'gap.ndjson');
+    const notices: string[] = [];
+    const thread = new HttpInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20, chunks: true, targetPath: '' }, (m) => notices.push(m), 2000);
+    const client = new HttpInspectionClient(thread);
+    // Let the thread start, so its steady (tiny) bound applies.
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 10))) {
+      if ((thread as unknown as { thread: { started: boolean } }).thread.started) break;
+    }
+    const chunk = (i: number) => Buffer.from(`${JSON.stringify({ model: 'm', created_at: 't', message: { role: 'assistant', content: ` w${i}` }, done: false })}\n`);
+    const head = (path: string) => ({ method: 'POST', path, headers: { 'content-type': 'application/json' } });
+    const body = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }));
+    // All in one turn: the thread takes in nothing meanwhile, so the 2000-byte bound is passed part-way.
+    const x = client.begin(head('/api/chat'), 1, 1);
+    client.requestData(x, body, 1);
+    client.requestEnd(x, 2, 2);
+    client.responseHead(x, 200, { 'content-type': 'application/x-ndjson' }, 3, 3);
+    let sent = 0;
+    for (let i = 0; i < 60; i++) {
+      const c = chunk(i);
+      sent += c.length;
+      client.responseData(x, c, 4 + i, 4 + i);
+    }
+    client.responseEnd(x, 100, 100);
+    await new Promise((r) => setTimeout(r, 300));
+    // The next exchange, once caught up, is inspected whole.
+    const y = client.begin(head('/api/chat'), 200, 200);
+    client.requestData(y, body, 200);
+    client.requestEnd(y, 201, 201);
+    client.responseHead(y, 200, { 'content-type': 'application/x-ndjson' }, 202, 202);
+    client.responseData(y, Buffer.concat([chunk(0), Buffer.from(`${JSON.stringify({ model: 'm', created_at: 't', message: { role: 'assistant', content: '' }, done: true })}\n`)]), 203, 203);
+    client.responseEnd(y, 204, 204);
+    await client.close({ time: 300, kind: 'lifecycle', event: 'close', durationMs: 1, msg: 'closed' }, 300, 300);
+
+    const records = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const ends = records.filter((r) => r.kind === 'http-end');
+    expect(ends.map((r) => r.exchange)).toEqual(['x1', 'x2']);
+    const [cut, whole] = ends;
+    // The byte count stays true; what went uninspected is said, once, as a warning and on the end record.
+    expect(cut!.resBytes).toBe(sent);
+    expect(cut!.uninspectedBytes).toBeGreaterThan(0);
+    expect(cut!.uninspectedBytes).toBeLessThan(sent);
+    const warnings = records.filter((r) => r.event === 'warning');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.msg).toBe('mcptap fell behind the traffic: the rest of POST /api/chat (exchange x1) is relayed in full but not inspected, and its records end with what was seen.');
+    const inspectedChunks = records.filter((r) => r.kind === 'llm-chunk' && r.exchange === 'x1').length;
+    expect(inspectedChunks).toBeGreaterThan(0);
+    expect(inspectedChunks).toBeLessThan(60);
+    expect(whole!.uninspectedBytes).toBeUndefined();
+    // The cut reply says it is partial; the whole one reads as usual.
+    const partial = records.find((r) => r.kind === 'llm-response' && r.exchange === 'x1')!;
+    expect(String(partial.msg)).toMatch(/^mcptap fell behind and saw only the start of this reply \(it was relayed in full\); as far as it saw: Model answers "w0 w1/);
+    expect(partial.truncated).toBe(true);
+    // Not the model's error: no llm-error for it.
+    expect(records.filter((r) => r.kind === 'llm-error')).toEqual([]);
+    expect(records.find((r) => r.kind === 'llm-response' && r.exchange === 'x2')).toMatchObject({ content: ' w0', msg: 'Model answers "w0" (3 ms).' });
+    expect(notices).toEqual([]);
+  });
+});
