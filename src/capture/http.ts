@@ -4,10 +4,11 @@
  *
  * Forwarding is http-proxy's `pipe`; the tap only adds `data` listeners to the same streams, which never pause
  * them, and hands each chunk to the inspection (http-inspection.ts) — posted to the inspection thread once per
- * turn of the event loop, after the chunk has been written on, so decoding and logging never wait in line with
- * the traffic. Compressed bodies reach the client compressed; only the copy is decoded. Failures are the proxy's to handle gracefully:
- * an unreachable upstream gets a 502 with a JSON body that says why, a client that gives up aborts the upstream
- * request, an upstream that breaks off mid-stream ends the client's connection, and each gets a record.
+ * turn of the event loop, after the chunk has been written on, so decoding and logging never wait in line with the
+ * traffic. Compressed bodies reach the client compressed; only the copy is decoded. Failures are the proxy's to
+ * handle gracefully: an unreachable upstream gets a 502 with a JSON body that says why, a client that gives up
+ * aborts the upstream request, an upstream that breaks off mid-stream ends the client's connection, and each gets
+ * a record.
  */
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
