@@ -4,6 +4,7 @@
  * to an inspection thread without loading the inspector's code.
  */
 import type { InspectorLogConfig } from './inspector-log.js';
+import type { OverlongEnd } from '../framing/line-cap.js';
 import type { RecordDraft, RecordSink } from '../log/schema.js';
 import type { RecordObserver } from '../export/tee-sink.js';
 
@@ -13,9 +14,14 @@ export type StdioStream = (typeof STREAM)[keyof typeof STREAM];
 /** How a record names each stream. */
 export const STREAM_NAMES = ['the client\u2019s input', 'the server\u2019s stdout', 'the server\u2019s stderr'] as const;
 
+/** Longest stderr line kept in a record. */
+export const MAX_STDERR_LINE = 8 * 1024;
+
 /** Everything the inspector needs that can cross to another thread (plain data only). */
 export interface StdioInspectorConfig extends InspectorLogConfig {
   maxBody: number;
+  /** Lines longer than the cap are cut by the caller (LineCap) and end with overlongEnd (the thread's case). */
+  overlongByCaller?: boolean;
 }
 
 export interface StdioInspectorHooks {
@@ -31,6 +37,8 @@ export interface StdioInspectorHooks {
 export interface StdioInspection {
   /** A chunk that has just been forwarded on `stream`, with the time it passed. */
   data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void;
+  /** An over-long line ended, as the caller's LineCap saw it (only with `overlongByCaller`). */
+  overlongEnd?(stream: StdioStream, end: OverlongEnd, time: number, mono: number): void;
   /** The client closed its side: a line it left unfinished is logged as partial. */
   inputEnd(time: number, mono: number): void;
   /**

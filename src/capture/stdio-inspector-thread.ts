@@ -5,12 +5,13 @@
  */
 import type { RecordDraft } from '../log/schema.js';
 import { FIRST_TAP_SLOT, InspectionThread, workerScript } from './inspection-thread.js';
-import type { StdioInspection, StdioInspectorConfig, StdioStream } from './stdio-inspection.js';
+import { MAX_STDERR_LINE, STREAM, type StdioInspection, type StdioInspectorConfig, type StdioStream } from './stdio-inspection.js';
+import { LineCap } from '../framing/line-cap.js';
 
 const LF = 0x0a;
 
 /** Messages to the thread: a tag, then the call's arguments. */
-export const CALL = { data: 0, inputEnd: 1, gap: 2, record: 3, endStreams: 4, close: 5 } as const;
+export const CALL = { data: 0, inputEnd: 1, gap: 2, record: 3, endStreams: 4, close: 5, overlongEnd: 6 } as const;
 /** Shared counters: the first slots are the thread's own (inspection-thread.ts). */
 export const OWED_SLOT = FIRST_TAP_SLOT;
 export const SHARED_SLOTS = FIRST_TAP_SLOT + 1;
@@ -26,13 +27,18 @@ export class StdioInspectorThread implements StdioInspection {
   /** Bytes skipped per stream while the thread was behind, told to it before the next chunk it gets. */
   private readonly skipped = [0, 0, 0];
 
+  /** Per stream: cuts lines longer than the log keeps, so only their heads are copied (see line-cap.ts). */
+  private readonly caps: readonly [LineCap, LineCap, LineCap];
+
   constructor(
     config: StdioInspectorConfig,
     notice: (message: string) => void,
     /** Copies are skipped while more than this many bytes wait for the thread (smaller in tests). */
     private readonly maxBacklogBytes = STDIO_MAX_BACKLOG_BYTES,
   ) {
-    this.thread = new InspectionThread({ script: workerScript('stdio-inspector-worker'), config, sharedSlots: SHARED_SLOTS, notice });
+    this.caps = [new LineCap(config.maxBody), new LineCap(config.maxBody), new LineCap(MAX_STDERR_LINE)];
+    const threadConfig: StdioInspectorConfig = { ...config, overlongByCaller: true };
+    this.thread = new InspectionThread({ script: workerScript('stdio-inspector-worker'), config: threadConfig, sharedSlots: SHARED_SLOTS, notice });
   }
 
   data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void {
@@ -50,14 +56,31 @@ export class StdioInspectorThread implements StdioInspection {
       this.skipped[stream] = 0;
       from = lf + 1;
       if (from === chunk.length) return;
-    } else if (thread.wouldOverflow(chunk.length, this.maxBacklogBytes)) {
-      this.skipped[stream]! += chunk.length;
-      return;
     }
-    thread.post([CALL.data, stream, thread.counted(from === 0 ? chunk : chunk.subarray(from)), time, mono]);
+    const rest = from === 0 ? chunk : chunk.subarray(from);
+    for (const piece of this.caps[stream].cut(rest)) {
+      if ('end' in piece) {
+        thread.post([CALL.overlongEnd, stream, piece.end, time, mono]);
+        continue;
+      }
+      if (thread.wouldOverflow(piece.copy.length, this.maxBacklogBytes)) {
+        // Skip from this piece to the end of the chunk; copies resume after the next newline.
+        this.skipped[stream] = rest.length - (piece.copy.byteOffset - rest.byteOffset);
+        this.caps[stream].reset();
+        return;
+      }
+      thread.post([CALL.data, stream, thread.counted(piece.copy), time, mono]);
+    }
+  }
+
+  /** The stream ended: an over-long line it left unfinished ends here, as a partial line. */
+  private endLine(stream: StdioStream, time: number, mono: number): void {
+    const end = this.caps[stream].end();
+    if (end) this.thread.post([CALL.overlongEnd, stream, end, time, mono]);
   }
 
   inputEnd(time: number, mono: number): void {
+    this.endLine(STREAM.c2s, time, mono);
     this.thread.post([CALL.inputEnd, time, mono]);
   }
 
@@ -70,9 +93,10 @@ export class StdioInspectorThread implements StdioInspection {
   }
 
   endStreams(time: number, mono: number): void {
-    for (const stream of [0, 1, 2] as const) {
+    for (const stream of [STREAM.c2s, STREAM.s2c, STREAM.stderr]) {
       if (this.skipped[stream]! > 0) this.gap(stream, this.skipped[stream]!, time);
       this.skipped[stream] = 0;
+      this.endLine(stream, time, mono);
     }
     this.thread.post([CALL.endStreams, time, mono]);
   }

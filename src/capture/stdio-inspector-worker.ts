@@ -9,6 +9,7 @@ import { CALL, OWED_SLOT } from './stdio-inspector-thread.js';
 import type { InspectionThreadReply } from './inspection-thread.js';
 import { serveCalls } from './inspection-worker.js';
 import type { RecordDraft } from '../log/schema.js';
+import type { OverlongEnd } from '../framing/line-cap.js';
 
 const { config, shared } = workerData as { config: StdioInspectorConfig; shared: SharedArrayBuffer };
 const counters = new Int32Array(shared);
@@ -35,6 +36,12 @@ serveCalls(
       case CALL.record:
         inspector.record(call[1] as RecordDraft);
         return 0;
+      case CALL.overlongEnd: {
+        const end = call[2] as OverlongEnd;
+        const tail = end.tail as Uint8Array;
+        inspector.overlongEnd(call[1] as StdioStream, { ...end, tail: Buffer.from(tail.buffer, tail.byteOffset, tail.byteLength) }, call[3] as number, call[4] as number);
+        return 0;
+      }
       case CALL.endStreams:
         inspector.endStreams(call[1] as number, call[2] as number);
         return 0;

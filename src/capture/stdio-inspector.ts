@@ -8,15 +8,15 @@
  */
 import { withoutCutCharacter, LineFramer } from '../framing/lines.js';
 import type { Frame } from '../types.js';
+import type { OverlongEnd } from '../framing/line-cap.js';
 import { McpSession } from '../session/mcp-session.js';
 import { LogWriter } from '../log/writer.js';
 import { logWriterOptions } from './inspector-log.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { teeSink } from '../export/tee-sink.js';
-import { STREAM, STREAM_NAMES, type StdioInspection, type StdioInspectorConfig, type StdioInspectorHooks, type StdioStream } from './stdio-inspection.js';
+import { MAX_STDERR_LINE, STREAM, STREAM_NAMES, type StdioInspection, type StdioInspectorConfig, type StdioInspectorHooks, type StdioStream } from './stdio-inspection.js';
 
-/** Longest stderr line kept in a record, and how many last lines the exit record keeps. */
-const MAX_STDERR_LINE = 8 * 1024;
+/** How many last lines of the server's stderr the exit record keeps. */
 const STDERR_TAIL_LINES = 20;
 
 /** The inspection work itself, on whichever thread runs it. */
@@ -47,10 +47,11 @@ export class StdioInspector implements StdioInspection {
     // The live OTLP exporter (--otlp-endpoint) sees each record as the log has it, after the log.
     this.sink = hooks.onRecord ? teeSink(logSink, { session: config.session, channel: 'stdio', label: config.label }, hooks.onRecord) : logSink;
     this.mcp = new McpSession({ sink: this.sink, stdio: true });
+    const overlongByCaller = config.overlongByCaller === true;
     this.framers = [
-      new LineFramer({ dir: 'c2s', maxFrameBytes: config.maxBody }),
-      new LineFramer({ dir: 's2c', maxFrameBytes: config.maxBody }),
-      new LineFramer({ dir: 's2c', maxFrameBytes: MAX_STDERR_LINE }),
+      new LineFramer({ dir: 'c2s', maxFrameBytes: config.maxBody, overlongByCaller }),
+      new LineFramer({ dir: 's2c', maxFrameBytes: config.maxBody, overlongByCaller }),
+      new LineFramer({ dir: 's2c', maxFrameBytes: MAX_STDERR_LINE, overlongByCaller }),
     ];
   }
 
@@ -65,6 +66,15 @@ export class StdioInspector implements StdioInspection {
     // One frame at a time: a record that cannot be written costs that record, not the rest of the chunk.
     if (stream === STREAM.stderr) for (const line of frames) this.safely(() => this.logStderr(line.bytes, line.size, line.truncated, line.time));
     else for (const frame of frames) this.safely(() => this.mcp.observe(frame));
+  }
+
+  overlongEnd(stream: StdioStream, end: OverlongEnd, time: number, mono: number): void {
+    let frame: Frame | undefined;
+    this.safely(() => (frame = this.framers[stream].endOverlong(end, time, mono)));
+    if (!frame) return;
+    const line = frame;
+    if (stream === STREAM.stderr) this.safely(() => this.logStderr(line.bytes, line.size, line.truncated, line.time));
+    else this.safely(() => this.mcp.observe(line));
   }
 
   inputEnd(time: number, mono: number): void {

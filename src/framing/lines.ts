@@ -7,6 +7,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { Direction, Frame } from '../types.js';
+import type { OverlongEnd } from './line-cap.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -17,6 +18,11 @@ export interface LineFramerOptions {
   dir: Direction;
   /** Longest line head kept in a frame; longer lines are truncated (and hashed) in the copy only. */
   maxFrameBytes: number;
+  /**
+   * The caller cuts over-long lines itself (LineCap, on the thread that sees the traffic): past the cap the
+   * framer only keeps the head, and the line ends with endOverlong() rather than with its `\n`.
+   */
+  overlongByCaller?: boolean;
 }
 
 /** Cuts a byte stream into lines. One instance per stream direction. */
@@ -35,9 +41,30 @@ export class LineFramer {
   /** The previous chunk ended in `\r`, which may belong to a `\r\n` split across chunks. */
   private pendingCr = false;
 
+  private readonly overlongByCaller: boolean;
+
   constructor(options: LineFramerOptions) {
     this.dir = options.dir;
     this.maxFrameBytes = options.maxFrameBytes;
+    this.overlongByCaller = options.overlongByCaller === true;
+  }
+
+  /** An over-long line ended as the caller's LineCap says: its frame keeps the head this framer holds. */
+  endOverlong(end: OverlongEnd, time: number, mono: number): Frame {
+    const frame: Frame = {
+      dir: this.dir,
+      bytes: Buffer.concat(this.pieces, this.keptBytes).subarray(0, this.maxFrameBytes),
+      size: end.size,
+      truncated: true,
+      sha256: end.sha256,
+      tail: end.tail,
+      time,
+      mono,
+    };
+    if (end.partial) frame.partial = true;
+    if (end.crlf) frame.crlf = true;
+    this.reset();
+    return frame;
   }
 
   /** Feed the next chunk; returns the lines it completes, in order. */
@@ -98,6 +125,16 @@ export class LineFramer {
   private take(piece: Buffer): void {
     this.lineBytes += piece.length;
     const room = this.maxFrameBytes - this.keptBytes;
+    if (this.overlongByCaller) {
+      // The caller hashes over-long lines and copies at most cap + 1 bytes of one: keep those (a line of exactly
+      // cap + 1 bytes arrives whole, with its `\n`, and is hashed here at finish).
+      const keep = Math.min(room + 1, piece.length);
+      if (keep > 0) {
+        this.pieces.push(keep === piece.length ? piece : piece.subarray(0, keep));
+        this.keptBytes += keep;
+      }
+      return;
+    }
     if (room >= piece.length && this.hash === undefined) {
       this.pieces.push(piece);
       this.keptBytes += piece.length;
@@ -121,7 +158,13 @@ export class LineFramer {
     const crlf = this.pendingCr && !partial;
     if (this.pendingCr && partial) this.take(Buffer.from([CR]));
     this.pendingCr = false;
-    const bytes = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.keptBytes);
+    let bytes = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.keptBytes);
+    if (this.overlongByCaller && this.lineBytes > this.maxFrameBytes) {
+      // One byte over the cap, and all of it here: hashed as the framer would have.
+      this.hash = createHash('sha256').update(bytes);
+      this.tail = keepTail(bytes);
+      bytes = bytes.subarray(0, this.maxFrameBytes);
+    }
     const frame: Frame = {
       dir: this.dir,
       bytes,
