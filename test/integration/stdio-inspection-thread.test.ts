@@ -41,8 +41,8 @@ async function capture(inspectionThread: boolean): Promise<Record<string, unknow
   const records = await readAllRecords([logDir]);
   return records.map((r) => {
     const { time: _t, session: _s, latencyMs: _l, durationMs: _d, ageMs: _a, pid: _p, childPid: _c, msg, ...rest } = r as LogRecord & Record<string, unknown>;
-    // Latencies appear in some sentences ("returned in 0.4 ms"): compare the sentences without them.
-    return { ...rest, msg: String(msg).replace(/\d+(\.\d+)? ms/g, 'N ms').replace(/pid \d+/g, 'pid N') };
+    // Durations appear in some sentences ("returned in 0.4 ms", "1.2 s" on a slow run): compare without them.
+    return { ...rest, msg: String(msg).replace(/\d+(\.\d+)? m?s\b/g, 'N').replace(/pid \d+/g, 'pid N') };
   });
 }
 
