@@ -24,6 +24,11 @@ export class HttpInspectorThread implements HttpCallChannel {
     this.thread = new InspectionThread({ script: workerScript('http-inspector-worker'), config, sharedSlots: FIRST_TAP_SLOT, notice });
   }
 
+  /** True once the thread has started (before that, a larger backlog is allowed). */
+  get started(): boolean {
+    return this.thread.started;
+  }
+
   send(call: HttpCall): void {
     this.thread.post(call);
   }

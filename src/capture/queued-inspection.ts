@@ -34,10 +34,6 @@ export class QueuedInspection implements StdioInspection {
     this.call((t) => t.inputEnd(time, mono));
   }
 
-  gap(stream: StdioStream, bytes: number, time: number): void {
-    this.call((t) => t.gap(stream, bytes, time));
-  }
-
   record(draft: RecordDraft): void {
     this.call((t) => t.record(draft));
   }

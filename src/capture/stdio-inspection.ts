@@ -4,7 +4,6 @@
  * to an inspection thread without loading the inspector's code.
  */
 import type { InspectorLogConfig } from './inspector-log.js';
-import type { OverlongEnd } from '../framing/line-cap.js';
 import type { RecordDraft, RecordSink } from '../log/schema.js';
 import type { RecordObserver } from '../export/tee-sink.js';
 
@@ -37,15 +36,8 @@ export interface StdioInspectorHooks {
 export interface StdioInspection {
   /** A chunk that has just been forwarded on `stream`, with the time it passed. */
   data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void;
-  /** An over-long line ended, as the caller's LineCap saw it (only with `overlongByCaller`). */
-  overlongEnd?(stream: StdioStream, end: OverlongEnd, time: number, mono: number): void;
   /** The client closed its side: a line it left unfinished is logged as partial. */
   inputEnd(time: number, mono: number): void;
-  /**
-   * Bytes that passed while inspection had fallen behind, relayed in full but not inspected, up to the end of a
-   * line (or of the stream): what comes next starts a new line.
-   */
-  gap(stream: StdioStream, bytes: number, time: number): void;
   /** A record made by the tap itself (lifecycle, warnings). */
   record(draft: RecordDraft): void;
   /** The server is gone: finish every stream and end the MCP session (open requests become `pending`). */

@@ -73,19 +73,20 @@ export class StdioInspectorThread implements StdioInspection {
     }
   }
 
-  /** The stream ended: an over-long line it left unfinished ends here, as a partial line. */
-  private endLine(stream: StdioStream, time: number, mono: number): void {
+  /**
+   * A stream ended: bytes still being skipped are said (a gap), and an over-long line it left unfinished ends
+   * here, as a partial line.
+   */
+  private endStream(stream: StdioStream, time: number, mono: number): void {
+    if (this.skipped[stream]! > 0) this.thread.post([CALL.gap, stream, this.skipped[stream], time]);
+    this.skipped[stream] = 0;
     const end = this.caps[stream].end();
     if (end) this.thread.post([CALL.overlongEnd, stream, end, time, mono]);
   }
 
   inputEnd(time: number, mono: number): void {
-    this.endLine(STREAM.c2s, time, mono);
+    this.endStream(STREAM.c2s, time, mono);
     this.thread.post([CALL.inputEnd, time, mono]);
-  }
-
-  gap(stream: StdioStream, bytes: number, time: number): void {
-    this.thread.post([CALL.gap, stream, bytes, time]);
   }
 
   record(draft: RecordDraft): void {
@@ -93,11 +94,7 @@ export class StdioInspectorThread implements StdioInspection {
   }
 
   endStreams(time: number, mono: number): void {
-    for (const stream of [STREAM.c2s, STREAM.s2c, STREAM.stderr]) {
-      if (this.skipped[stream]! > 0) this.gap(stream, this.skipped[stream]!, time);
-      this.skipped[stream] = 0;
-      this.endLine(stream, time, mono);
-    }
+    for (const stream of [STREAM.c2s, STREAM.s2c, STREAM.stderr]) this.endStream(stream, time, mono);
     this.thread.post([CALL.endStreams, time, mono]);
   }
 

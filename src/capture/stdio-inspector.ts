@@ -55,35 +55,28 @@ export class StdioInspector implements StdioInspection {
     ];
   }
 
-  /** False once the log cannot be written (the writer has said so). */
-  get healthy(): boolean {
-    return this.writer.healthy;
-  }
-
   data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void {
     let frames: Frame[] = [];
     this.safely(() => (frames = this.framers[stream].push(chunk, time, mono)));
     // One frame at a time: a record that cannot be written costs that record, not the rest of the chunk.
-    if (stream === STREAM.stderr) for (const line of frames) this.safely(() => this.logStderr(line.bytes, line.size, line.truncated, line.time));
-    else for (const frame of frames) this.safely(() => this.mcp.observe(frame));
+    for (const frame of frames) this.observe(stream, frame);
   }
 
+  /** An over-long line ended, as the main thread's LineCap saw it (the framer was made `overlongByCaller`). */
   overlongEnd(stream: StdioStream, end: OverlongEnd, time: number, mono: number): void {
     let frame: Frame | undefined;
     this.safely(() => (frame = this.framers[stream].endOverlong(end, time, mono)));
-    if (!frame) return;
-    const line = frame;
-    if (stream === STREAM.stderr) this.safely(() => this.logStderr(line.bytes, line.size, line.truncated, line.time));
-    else this.safely(() => this.mcp.observe(line));
+    if (frame) this.observe(stream, frame);
   }
 
   inputEnd(time: number, mono: number): void {
-    this.safely(() => {
-      const tail = this.framers[STREAM.c2s].end(time, mono);
-      if (tail) this.mcp.observe(tail);
-    });
+    this.endStream(STREAM.c2s, time, mono);
   }
 
+  /**
+   * Bytes that passed while inspection had fallen behind, relayed in full but not inspected, up to the end of a
+   * line (or of the stream): what comes next starts a new line.
+   */
   gap(stream: StdioStream, bytes: number, time: number): void {
     this.safely(() => {
       // The start of the line the skip cut was copied, but alone it is not a frame: it goes uninspected too.
@@ -105,16 +98,9 @@ export class StdioInspector implements StdioInspection {
   }
 
   endStreams(time: number, mono: number): void {
-    this.safely(() => {
-      // A client line still unfinished (its stdin open) when the server went is a partial line all the same.
-      for (const stream of [STREAM.c2s, STREAM.s2c] as const) {
-        const tail = this.framers[stream].end(time, mono);
-        if (tail) this.mcp.observe(tail);
-      }
-      const errTail = this.framers[STREAM.stderr].end(time, mono);
-      if (errTail) this.logStderr(errTail.bytes, errTail.size, errTail.truncated, time);
-      this.mcp.end(time, mono);
-    });
+    // A client line still unfinished (its stdin open) when the server went is a partial line all the same.
+    for (const stream of [STREAM.c2s, STREAM.s2c, STREAM.stderr]) this.endStream(stream, time, mono);
+    this.safely(() => this.mcp.end(time, mono));
   }
 
   async close(exit: RecordDraft): Promise<void> {
@@ -130,6 +116,19 @@ export class StdioInspector implements StdioInspection {
   /** Requests the server still owes the client an answer to. */
   owedToClient(): number {
     return this.mcp.openRequestsFrom('c2s');
+  }
+
+  /** A stream ended: its unfinished last line, if any, is a partial frame. */
+  private endStream(stream: StdioStream, time: number, mono: number): void {
+    let tail: Frame | undefined;
+    this.safely(() => (tail = this.framers[stream].end(time, mono)));
+    if (tail) this.observe(stream, tail);
+  }
+
+  /** One frame: a stderr line, or an MCP message for the session. */
+  private observe(stream: StdioStream, frame: Frame): void {
+    if (stream === STREAM.stderr) this.safely(() => this.logStderr(frame.bytes, frame.size, frame.truncated, frame.time));
+    else this.safely(() => this.mcp.observe(frame));
   }
 
   private logStderr(bytes: Buffer, size: number, truncated: boolean, time: number): void {

@@ -4,8 +4,8 @@
  * pino's destination (SonicBoom) was the first choice; it is replaced by this small class because every exit
  * path of SonicBoom (`end`, `flushSync`) fsyncs, which cost 40–70 ms at each server exit in profiles, and its
  * `flushSync` may write behind an async write still in flight. A log needs neither: here one write is in flight
- * at a time, everything queued behind it is joined into the next write, and `end()` waits for the write in
- * flight before writing the rest synchronously.
+ * at a time, what is queued behind it goes into the next writes (joined, at most MAX_WRITE_BYTES each), and
+ * `end()` waits for the write in flight before writing the rest synchronously.
  *
  * Writes are coalesced: a record waits up to COALESCE_MS for the ones behind it, so a busy session makes one write
  * per few milliseconds rather than one per frame. Each asynchronous write is a thread-pool job, and on a small

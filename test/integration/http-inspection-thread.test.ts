@@ -18,9 +18,7 @@ describe('the HTTP inspection thread, behind', () => {
     const thread = new HttpInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20, chunks: true, targetPath: '' }, (m) => notices.push(m), 2000);
     const client = new HttpInspectionClient(thread);
     // Let the thread start, so its steady (tiny) bound applies.
-    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 10))) {
-      if ((thread as unknown as { thread: { started: boolean } }).thread.started) break;
-    }
+    for (const until = Date.now() + 10_000; !thread.started && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     const chunk = (i: number) => Buffer.from(`${JSON.stringify({ model: 'm', created_at: 't', message: { role: 'assistant', content: ` w${i}` }, done: false })}\n`);
     const head = (path: string) => ({ method: 'POST', path, headers: { 'content-type': 'application/json' } });
     const body = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }));

@@ -31,9 +31,13 @@ async function capture(inspectionThread: boolean): Promise<Record<string, unknow
   const got: Buffer[] = [];
   output.on('data', (c: Buffer) => got.push(c));
   const tap = startStdioTap({ command: 'sh', args: ['-c', 'cat; echo "on stderr" >&2'], label: 'cat', logDir, input, output, errorOutput: new PassThrough(), inspectionThread });
+  // Each piece's echo comes back before the next piece goes: the order of the records is then the same in
+  // every run, whatever the machine's load (a fixed pause was not enough under the full suite).
+  let sent = 0;
   for (const piece of TRAFFIC) {
     input.write(piece);
-    await new Promise((r) => setTimeout(r, 5));
+    sent += piece.length;
+    for (const until = Date.now() + 10_000; Buffer.concat(got).length < sent && Date.now() < until; ) await new Promise((r) => setTimeout(r, 2));
   }
   input.end();
   expect((await tap.exited).exitCode).toBe(0);
@@ -101,6 +105,24 @@ describe('the inspection thread', () => {
     expect(loggedBytes + skipped.reduce((a, b) => a + b, 0)).toBe(sent);
     expect(notices).toEqual([]);
     expect(readdirSync(dir)).toEqual(['gap.ndjson']);
+  });
+
+  it('a skip still running when the client closes its side is said before the end of input: no half line is logged as partial', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'mcptap-gap-end-')), 'gap.ndjson');
+    const thread = new StdioInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20 }, () => {}, 1000);
+    for (const until = Date.now() + 10_000; !thread.started && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+    // One turn: the start of a long line is copied, the rest of it is skipped, then stdin ends mid-line.
+    thread.data(STREAM.c2s, Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":"${'x'.repeat(400)}`), 1, 1);
+    thread.data(STREAM.c2s, Buffer.from('y'.repeat(600)), 2, 2);
+    thread.inputEnd(3, 3);
+    thread.endStreams(4, 4);
+    await thread.close({ time: 5, kind: 'lifecycle', event: 'exit', code: 0, signal: null, durationMs: 1, msg: 'done' } as never);
+    const records = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.filter((r) => r.dir === 'c2s')).toEqual([]);
+    const first = Buffer.byteLength(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":"${'x'.repeat(400)}`);
+    expect(records.filter((r) => r.event === 'warning').map((r) => r.msg)).toEqual([
+      `mcptap fell behind and did not inspect ${first + 600} bytes of the client\u2019s input, up to the end of a line; they were relayed in full, and logging resumes with the next line.`,
+    ]);
   });
 
   it.runIf(process.platform === 'linux')('runs at a lower priority than the relay: one thread of mcptap is niced, the main thread is not', async () => {
