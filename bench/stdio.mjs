@@ -21,8 +21,8 @@ export function stdioSubjects(logDir, server = [process.execPath, ECHO]) {
   ];
 }
 
-function start(subject) {
-  const child = spawn(subject.command, subject.args, { stdio: ['pipe', 'pipe', 'ignore'] });
+function start(subject, env = process.env) {
+  const child = spawn(subject.command, subject.args, { stdio: ['pipe', 'pipe', 'ignore'], env });
   child.stdin.on('error', () => {});
   return child;
 }
@@ -100,12 +100,16 @@ export async function throughput(subject, frames = 512, frameBytes = 64 * 1024) 
   return { mbPerSecond: total / 1e6 / seconds };
 }
 
-/** Milliseconds from spawn to the answer of the first request (the start-up a host waits for). */
-export async function startup(subject, runs = 10) {
+/**
+ * Milliseconds from spawn to the answer of the first request (the start-up a host waits for), in `env`.
+ * NODE_EXTRA_CA_CERTS alone costs every Node process about 90 ms on this machine (Node 20 reads the whole
+ * certificate store at boot when it is set), which is why the start-up is also measured without it.
+ */
+export async function startup(subject, runs = 10, env = process.env) {
   const times = [];
   for (let i = 0; i < runs; i++) {
     const t0 = process.hrtime.bigint();
-    const child = start(subject);
+    const child = start(subject, env);
     await new Promise((resolve) => {
       onLines(child, resolve);
       child.stdin.write('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}\n');
@@ -149,6 +153,12 @@ export async function peakRssOneFrame(subject, megabytes = 100) {
   return { peakRssMb: peakKb / 1024 };
 }
 
+function withoutExtraCaCerts() {
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  return env;
+}
+
 /** Every stdio figure for every subject, in one run. */
 export async function runStdioBenchmarks({ quick = false } = {}) {
   const logDir = mkdtempSync(join(tmpdir(), 'mcptap-bench-'));
@@ -160,8 +170,9 @@ export async function runStdioBenchmarks({ quick = false } = {}) {
       const rt = await roundTrips(subject, quick ? 1000 : 5000);
       const tp = await throughput(subject, quick ? 128 : 512);
       const su = await startup(subject, quick ? 3 : 10);
+      const withoutExtraCa = process.env.NODE_EXTRA_CA_CERTS === undefined ? undefined : await startup(subject, quick ? 3 : 10, withoutExtraCaCerts());
       const mem = await peakRssOneFrame(catSubjects[i], quick ? 20 : 100);
-      rows.push({ subject: subject.name, ...rt, ...tp, ...su, ...mem });
+      rows.push({ subject: subject.name, ...rt, ...tp, ...su, ...(withoutExtraCa ? { medianMsWithoutExtraCa: withoutExtraCa.medianMs } : {}), ...mem });
     }
     return rows;
   } finally {

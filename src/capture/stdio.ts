@@ -12,8 +12,7 @@
  * is passed on, and once the server owes the client no answer it gets the MCP SDK's escalation (wait → SIGTERM →
  * wait → SIGKILL); processes the server leaves behind in its group are ended; the child's exit code becomes ours.
  */
-import { spawn as spawnPosix, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { createRequire } from 'node:module';
+import type { ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
@@ -28,6 +27,7 @@ import { STREAM, type StdioInspection, type StdioInspectorConfig } from './stdio
 import { StdioInspectorThread } from './stdio-inspector-thread.js';
 import { QueuedInspection } from './queued-inspection.js';
 import { MCPTAP_VERSION } from '../version.js';
+import { spawnServer, type SpawnedServer } from './spawn-server.js';
 
 /** Default cap on how much of one frame the log keeps (the traffic itself is never cut). */
 export const DEFAULT_MAX_BODY = 1024 * 1024;
@@ -96,8 +96,11 @@ export interface StdioTap {
   readonly watchdogPid?: number | undefined;
 }
 
-/** Start the wrapped server and the tap around it. */
-export function startStdioTap(options: StdioTapOptions): StdioTap {
+/**
+ * Start the wrapped server and the tap around it. A caller that spawned the server itself, with the same
+ * command, passes it as `server` (the CLI does, before it loads this module: see spawn-server.ts).
+ */
+export function startStdioTap(options: StdioTapOptions, server?: SpawnedServer): StdioTap {
   const args = options.args ?? [];
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
@@ -105,8 +108,12 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
   const label = options.label ?? labelFromCommand(options.command, args);
-  const started = new Date();
-  const startMono = performance.now();
+  // The server starts first: its start-up, not mcptap's, is what the host waits for.
+  server ??= spawnServer(options.command, args, {
+    env: options.env ?? process.env,
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+  });
+  const { child, started, startMono, ownGroup: groupKill } = server;
   const session = newSessionId(label, started);
   const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, started));
   // Set once nobody reads our stderr (EPIPE): mcptap's notices stop, the server's stderr is only logged.
@@ -120,15 +127,6 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
     errorOutputBroken = true;
   });
 
-  // The server starts first: its start-up, not mcptap's, is what the host waits for.
-  // Own process group on POSIX so signals reach grandchildren (npx → node, uv → python) too.
-  const groupKill = process.platform !== 'win32';
-  const child = spawnCommand(options.command, args, {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: options.env ?? process.env,
-    cwd: options.cwd,
-    detached: groupKill,
-  });
 
   const config: StdioInspectorConfig = {
     logFile,
@@ -194,6 +192,8 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
   input.on('data', (chunk: Buffer) => tap.data(STREAM.c2s, chunk, Date.now(), performance.now()));
   childStdout.on('data', (chunk: Buffer) => tap.data(STREAM.s2c, chunk, Date.now(), performance.now()));
   childStderr.on('data', (chunk: Buffer) => tap.data(STREAM.stderr, chunk, Date.now(), performance.now()));
+  // Only now may the server's output flow: what it wrote while this tap was loading is relayed and logged.
+  server.releaseOutput();
 
   /** SIGKILL after a forwarded signal. */
   let killTimer: NodeJS.Timeout | undefined;
@@ -255,19 +255,6 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
 
   const exited = new Promise<StdioTapExit>((resolve) => {
     let spawnError: NodeJS.ErrnoException | undefined;
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      spawnError = error;
-      const hint =
-        error.code === 'ENOENT'
-          ? `command not found. Check the spelling and that it is on the PATH mcptap sees (hosts like Claude Desktop start servers with a minimal PATH; an absolute path always works).`
-          : error.code === 'EACCES'
-            ? 'permission denied. Make the file executable or run it through its interpreter.'
-            : error.message;
-      notice(`cannot start ${options.command}: ${hint}`);
-      record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not start ${options.command}: ${error.code ?? error.message}.` });
-      // 'close' may not follow a spawn failure on every platform: finish here too.
-      finish(null, null);
-    });
     let finished = false;
     const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
       if (finished) return;
@@ -309,9 +296,22 @@ export function startStdioTap(options: StdioTapOptions): StdioTap {
       };
       void tap.close(exit).then(() => resolve({ exitCode, code, signal }));
     };
+    server.onError((error) => {
+      spawnError = error;
+      const hint =
+        error.code === 'ENOENT'
+          ? `command not found. Check the spelling and that it is on the PATH mcptap sees (hosts like Claude Desktop start servers with a minimal PATH; an absolute path always works).`
+          : error.code === 'EACCES'
+            ? 'permission denied. Make the file executable or run it through its interpreter.'
+            : error.message;
+      notice(`cannot start ${options.command}: ${hint}`);
+      record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not start ${options.command}: ${error.code ?? error.message}.` });
+      // 'close' may not follow a spawn failure on every platform: finish here too.
+      finish(null, null);
+    });
     // 'close' waits for the child's stdout and stderr to end, so every byte is relayed before we finish. A
     // grandchild holding the pipes open must not keep us alive, though: give it a moment after 'exit'.
-    child.on('exit', (code, signal) => {
+    server.onExit((code, signal) => {
       const late = setTimeout(() => finish(code, signal), 1000);
       late.unref();
       child.once('close', () => {
@@ -357,17 +357,6 @@ function startInspection(
   };
   const inspector = new QueuedInspection(import('./stdio-inspector.js').then(({ StdioInspector }) => new StdioInspector(opened, hooks)), notice);
   return { inspector, logging: opened.fd !== undefined };
-}
-
-/**
- * Spawn the way users expect on every platform: on Windows `npx`, `uv` and friends are `.cmd` shims that
- * child_process cannot start by name, and cross-spawn resolves them. Elsewhere cross-spawn would only call
- * child_process.spawn, so it is not even loaded (server start-up time matters).
- */
-function spawnCommand(command: string, args: string[], options: SpawnOptions): ChildProcess {
-  if (process.platform !== 'win32') return spawnPosix(command, args, options);
-  const crossSpawn = createRequire(import.meta.url)('cross-spawn') as typeof spawnPosix;
-  return crossSpawn(command, args, options);
 }
 
 /** True while any process is left in the process group `pgid`. */

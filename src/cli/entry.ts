@@ -1,12 +1,22 @@
 /**
  * The process entry (bin/mcptap.js imports this). Wrapping a server is the hot start — it happens every time a
- * host launches an MCP server — so when the words before `--` are plain wrap flags, only the stdio tap is
- * loaded; every other command line goes to the full CLI in main.ts.
+ * host launches an MCP server — so when the words before `--` are plain wrap flags, the server is spawned at
+ * once and only then is the stdio tap loaded: the server boots while mcptap loads. Every other command line
+ * goes to the full CLI in main.ts.
  */
-import { parseWrapFlags, runWrap } from './wrap.js';
+import { parseWrapFlags } from './wrap-flags.js';
+import { spawnServer } from '../capture/spawn-server.js';
 
 const argv = process.argv.slice(2);
 const separator = argv.indexOf('--');
 const flags = separator === -1 ? undefined : parseWrapFlags(argv.slice(0, separator));
-if (flags) await runWrap(flags, argv.slice(separator + 1));
-else await import('./main.js');
+if (flags) {
+  const wrapped = argv.slice(separator + 1);
+  const [command, ...args] = wrapped;
+  // Not early with --otlp-endpoint: a bad endpoint ends mcptap before any server should start.
+  const server = command !== undefined && flags.otlpEndpoint === undefined ? spawnServer(command, args) : undefined;
+  const { runWrap } = await import('./wrap.js');
+  await runWrap(flags, wrapped, server);
+} else {
+  await import('./main.js');
+}

@@ -12,50 +12,19 @@ import { startStdioTap, DEFAULT_MAX_BODY } from '../capture/stdio.js';
 import { McptapError } from '../types.js';
 import { fail, type CliContext, type RegisterCommand } from './shared.js';
 import type { LiveSpanExporter } from '../export/otlp-live.js';
-import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING, type LogSafetyFlags } from './log-options.js';
+import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING } from './log-options.js';
+import type { WrapFlags } from './wrap-flags.js';
+import type { SpawnedServer } from '../capture/spawn-server.js';
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-
-/** The wrap command's flags, parsed. */
-export interface WrapFlags {
-  logDir?: string;
-  name?: string;
-  maxBody?: number;
-  /** OTLP/HTTP receiver to stream spans to while running (--otlp-endpoint). */
-  otlpEndpoint?: string;
-  /** Redaction and size-cap flags (only through yargs; see log-options.ts). */
-  safety?: LogSafetyFlags;
-}
-
-/**
- * Read the wrap flags from the words before `--` when they are exactly what the fast path knows
- * (`[stdio] [--log-dir D] [--name N] [--max-body B] [--otlp-endpoint URL]`, also as `--flag=value`); otherwise undefined.
- */
-export function parseWrapFlags(words: readonly string[]): WrapFlags | undefined {
-  const flags: WrapFlags = {};
-  let i = words[0] === 'stdio' ? 1 : 0;
-  while (i < words.length) {
-    const word = words[i]!;
-    const eq = word.indexOf('=');
-    const name = eq === -1 ? word : word.slice(0, eq);
-    const value = eq === -1 ? words[i + 1] : word.slice(eq + 1);
-    if (value === undefined) return undefined;
-    if (name === '--log-dir') flags.logDir = value;
-    else if (name === '--name') flags.name = value;
-    else if (name === '--max-body' && /^\d+$/.test(value)) flags.maxBody = Number(value);
-    else if (name === '--otlp-endpoint') flags.otlpEndpoint = value;
-    else return undefined;
-    i += eq === -1 ? 2 : 1;
-  }
-  return flags;
-}
 
 /**
  * Start the tap, forward signals, and exit with the server's code. Without --otlp-endpoint this runs to the
  * spawn without awaiting anything; the span exporter (and the trace linker it joins spans with) is loaded only
- * when asked for, since every server start pays for what this path imports.
+ * when asked for, since every server start pays for what this path imports. `server` is the wrapped command
+ * when entry.ts has already spawned it.
  */
-export async function runWrap(flags: WrapFlags, wrapped: readonly string[]): Promise<void> {
+export async function runWrap(flags: WrapFlags, wrapped: readonly string[], server?: SpawnedServer): Promise<void> {
   const [command, ...args] = wrapped;
   if (!command) {
     fail(new McptapError('NO_COMMAND', 'nothing to wrap. Put the MCP server\u2019s command after --, for example: mcptap -- python weather.py'), 2);
@@ -74,7 +43,7 @@ export async function runWrap(flags: WrapFlags, wrapped: readonly string[]): Pro
     maxBody: flags.maxBody ?? DEFAULT_MAX_BODY,
     ...flags.safety,
     ...(live ? { onRecord: live.observe } : {}),
-  });
+  }, server);
   // Live tools/call spans join the model call that asked for them, found in the LLM proxy's log in the same folder.
   live?.joinLogsIn(dirname(tap.logFile), tap.logFile);
   if (flags.safety?.redact === false) process.stderr.write(`mcptap: ${NO_REDACT_WARNING}\n`);

@@ -22,6 +22,20 @@ describe('exit codes', () => {
     expect(exit.msg).toMatch(/^The server exited with code 7 after \d+ ms\.$/);
   });
 
+  test('a server that says why it fails and exits at once, before mcptap has loaded its tap: every word still arrives and is logged', async () => {
+    // The CLI spawns the server before loading the tap; `sh` is done long before the tap listens.
+    const dir = freshDir();
+    const run = start(['--log-dir', dir, '--', 'sh', '-c', 'echo \'{"jsonrpc":"2.0","method":"notifications/message","params":{}}\'; echo "ImportError: no module named weather" >&2; exit 3']);
+    run.child.stdin.end();
+    expect(await run.done).toEqual({ code: 3, signal: null });
+    expect(run.stdout()).toBe('{"jsonrpc":"2.0","method":"notifications/message","params":{}}\n');
+    expect(run.stderr()).toContain('ImportError: no module named weather\n');
+    const log = await records(dir);
+    expect(log.find((r) => r.kind === 'stderr')).toMatchObject({ text: 'ImportError: no module named weather' });
+    expect(log.find((r) => r.dir === 's2c')).toMatchObject({ kind: 'notification', method: 'notifications/message' });
+    expect(log.at(-1)).toMatchObject({ event: 'exit', code: 3 });
+  });
+
   test('the child dies by SIGKILL → mcptap exits 128 + 9', async () => {
     const dir = freshDir();
     const run = start(['--log-dir', dir, '--', process.execPath, '-e', "process.kill(process.pid, 'SIGKILL')"]);
