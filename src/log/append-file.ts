@@ -4,15 +4,20 @@
  * pino's destination (SonicBoom) was the first choice; it is replaced by this small class because every exit
  * path of SonicBoom (`end`, `flushSync`) fsyncs, which cost 40–70 ms at each server exit in profiles, and its
  * `flushSync` may write behind an async write still in flight. A log needs neither: here one write is in flight
- * at a time, what is queued behind it goes into the next writes (joined, at most MAX_WRITE_BYTES each), and
+ * at a time, what is queued behind it goes into the next writes (a block of up to 256 KiB each), and
  * `end()` waits for the write in flight before writing the rest synchronously.
  *
  * Writes are coalesced: a record waits up to COALESCE_MS for the ones behind it, so a busy session makes one write
  * per few milliseconds rather than one per frame. Each asynchronous write is a thread-pool job, and on a small
  * machine one job per frame cost the relay more than the records themselves (profiled: the pool thread woke for
  * every round trip of a sequential stdio benchmark and competed with the server for a core).
+ *
+ * Queued records are kept as UTF-8 in blocks outside the JavaScript heap, encoded as they arrive. Kept as strings
+ * they lived through the coalescing delay, so the garbage collector copied and promoted every one of them (a
+ * token stream's worth per write): measured on a 2000-chunk model stream, that GC work cost more CPU than the
+ * relay itself.
  */
-import { closeSync, write as fsWrite, writeSync } from 'node:fs';
+import { closeSync, writev as fsWritev, writevSync } from 'node:fs';
 
 export interface AppendFileOptions {
   /** Most bytes queued in memory; past it, writes are dropped and `onDrop` is called. */
@@ -27,11 +32,22 @@ export interface AppendFileOptions {
 const COALESCE_MS = 10;
 /** A queue this large is written at once, without waiting for the timer. */
 const WRITE_NOW_BYTES = 256 * 1024;
-/** Most text joined into one asynchronous write: a long queue goes out in slices, never copied whole twice. */
+/** Size of a queue block (a single larger record gets a block of its own). */
+const BLOCK_BYTES = 256 * 1024;
+/** Most bytes one write takes from the queue: a long queue goes out in slices of whole blocks. */
 const MAX_WRITE_BYTES = 1024 * 1024;
 
+/** A block of queued UTF-8: bytes [taken, filled) are still to be written. */
+interface Block {
+  readonly bytes: Buffer;
+  filled: number;
+  taken: number;
+}
+
 export class AppendFile {
-  private queue: string[] = [];
+  /** Oldest first; records are appended to the last. */
+  private blocks: Block[] = [];
+  /** Bytes queued and not yet taken for a write. */
   private queuedBytes = 0;
   private inFlight: Promise<void> | undefined;
   private failed = false;
@@ -54,21 +70,31 @@ export class AppendFile {
       this.options.onDrop();
       return;
     }
-    this.queue.push(text);
-    this.queuedBytes += text.length;
+    let block = this.blocks.at(-1);
+    // A UTF-16 unit takes at most 3 bytes of UTF-8: only a record near a block's end needs its size counted.
+    if (!block || block.bytes.length - block.filled < text.length * 3) {
+      const size = Buffer.byteLength(text);
+      if (!block || block.bytes.length - block.filled < size) {
+        block = { bytes: Buffer.allocUnsafeSlow(Math.max(BLOCK_BYTES, size)), filled: 0, taken: 0 };
+        this.blocks.push(block);
+      }
+    }
+    const written = block.bytes.write(text, block.filled);
+    block.filled += written;
+    this.queuedBytes += written;
     this.schedule();
   }
 
   /** Start a write now (a full batch is waiting) or arm the coalescing timer; nothing while one is in flight. */
   private schedule(): void {
-    if (this.inFlight || this.failed || this.queue.length === 0) return;
+    if (this.inFlight || this.failed || this.queuedBytes === 0) return;
     if (this.queuedBytes >= WRITE_NOW_BYTES || this.closed) this.startWrite();
     else this.timer ??= setTimeout(() => this.startWrite(), COALESCE_MS).unref();
   }
 
   private startWrite(): void {
     this.clearTimer();
-    if (!this.inFlight && !this.failed && this.queue.length > 0) this.inFlight = this.pump();
+    if (!this.inFlight && !this.failed && this.queuedBytes > 0) this.inFlight = this.pump();
   }
 
   private clearTimer(): void {
@@ -78,8 +104,8 @@ export class AppendFile {
 
   /** Write what is queued synchronously, for process exit; a write still in flight finishes on its own. */
   flushSync(): void {
-    if (this.failed || this.queue.length === 0 || this.inFlight) return;
-    this.writeAllSync(Buffer.from(this.takeQueue(), 'utf8'));
+    if (this.failed || this.queuedBytes === 0 || this.inFlight) return;
+    this.writeAllSync();
   }
 
   /**
@@ -88,8 +114,8 @@ export class AppendFile {
    * the queue would be lost. The in-flight write, already handed to the OS, may land after it.
    */
   flushAtExit(): void {
-    if (this.failed || this.closed || this.queue.length === 0) return;
-    this.writeAllSync(Buffer.from(this.takeQueue(), 'utf8'));
+    if (this.failed || this.closed || this.queuedBytes === 0) return;
+    this.writeAllSync();
   }
 
   /** Wait for the write in flight, write the rest, close the file. */
@@ -106,16 +132,25 @@ export class AppendFile {
     }
   }
 
-  /** Take queued text (all of it, or about `limit` characters of whole records) as one string. */
-  private takeQueue(limit = Infinity): string {
+  /**
+   * Take the oldest queued bytes for a write: whole blocks, up to about MAX_WRITE_BYTES (at least one). The
+   * bytes stay where they are, since a write in flight reads them there; later records go after them.
+   */
+  private take(): Buffer[] {
     this.clearTimer();
-    let count = 0;
-    let taken = 0;
-    while (count < this.queue.length && (count === 0 || taken + this.queue[count]!.length <= limit)) taken += this.queue[count++]!.length;
-    const text = count === 1 ? this.queue[0]! : this.queue.slice(0, count).join('');
-    this.queue = count === this.queue.length ? [] : this.queue.slice(count);
-    this.queuedBytes -= taken;
-    return text;
+    const taken: Buffer[] = [];
+    let size = 0;
+    for (const block of this.blocks) {
+      if (block.taken === block.filled) continue;
+      if (taken.length > 0 && size + block.filled - block.taken > MAX_WRITE_BYTES) break;
+      taken.push(block.bytes.subarray(block.taken, block.filled));
+      size += block.filled - block.taken;
+      block.taken = block.filled;
+    }
+    this.queuedBytes -= size;
+    // Blocks taken whole are done, except the last one, which later records still fill.
+    this.blocks = this.blocks.filter((block, i) => block.taken < block.filled || i === this.blocks.length - 1);
+    return taken;
   }
 
   /**
@@ -124,16 +159,16 @@ export class AppendFile {
    */
   private async pump(): Promise<void> {
     try {
-      const data = Buffer.from(this.takeQueue(MAX_WRITE_BYTES), 'utf8');
-      let offset = 0;
-      while (offset < data.length) {
-        offset += await new Promise<number>((resolve, reject) => {
-          fsWrite(this.fd, data, offset, data.length - offset, null, (error, written) => (error ? reject(error) : resolve(written)));
+      let data = this.take();
+      while (data.length > 0) {
+        const written = await new Promise<number>((resolve, reject) => {
+          fsWritev(this.fd, data, (error, count) => (error ? reject(error) : resolve(count)));
         });
+        data = unwritten(data, written);
       }
     } catch (error) {
       this.failed = true;
-      this.queue = [];
+      this.blocks = [];
       this.queuedBytes = 0;
       this.options.onError(error as NodeJS.ErrnoException);
     } finally {
@@ -142,13 +177,22 @@ export class AppendFile {
     this.schedule();
   }
 
-  private writeAllSync(data: Buffer): void {
+  private writeAllSync(): void {
     try {
-      let offset = 0;
-      while (offset < data.length) offset += writeSync(this.fd, data, offset, data.length - offset);
+      while (this.queuedBytes > 0) {
+        for (let data = this.take(); data.length > 0; ) data = unwritten(data, writevSync(this.fd, data));
+      }
     } catch (error) {
       this.failed = true;
       this.options.onError(error as NodeJS.ErrnoException);
     }
   }
+}
+
+/** What is left of `buffers` once their first `written` bytes are written (a write may stop short). */
+export function unwritten(buffers: Buffer[], written: number): Buffer[] {
+  let i = 0;
+  while (i < buffers.length && written >= buffers[i]!.length) written -= buffers[i++]!.length;
+  if (i === buffers.length) return [];
+  return [buffers[i]!.subarray(written), ...buffers.slice(i + 1)];
 }

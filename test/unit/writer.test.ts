@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { LogWriter } from '../../src/log/writer.js';
+import { unwritten } from '../../src/log/append-file.js';
 import { LOG_FORMAT_VERSION } from '../../src/log/schema.js';
 
 const root = mkdtempSync(join(tmpdir(), 'mcptap-writer-'));
@@ -90,6 +91,18 @@ describe('LogWriter', () => {
     expect(records.every((r) => String(r.msg).endsWith(pad))).toBe(true);
   });
 
+  test('multi-byte text survives the queue\u2019s block boundaries byte for byte', async () => {
+    const file = join(root, 'utf8-blocks.ndjson');
+    const w = new LogWriter({ file, ...base });
+    // 1, 2, 3 and 4 bytes per character, in records of uneven length, so boundaries fall everywhere.
+    const text = (i: number) => `a\u00e9\u20ac\u{1F600}`.repeat(50 + (i % 97));
+    for (let i = 0; i < 3000; i++) w.write({ time: i, kind: 'lifecycle', event: 'warning', msg: text(i) });
+    await w.close();
+    const records = lines(file);
+    expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+    expect(records.every((r, i) => r.msg === text(i))).toBe(true);
+  });
+
   test('a flood past the queue bound drops frame records, keeps mcptap\u2019s own, and says in the log how many went', async () => {
     const file = join(root, 'flood.ndjson');
     const warnings: string[] = [];
@@ -138,5 +151,18 @@ describe('LogWriter', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/ENOSPC/);
     expect(w.healthy).toBe(false);
+  });
+});
+
+describe('AppendFile: what a short write leaves', () => {
+  const parts = () => [Buffer.from('abc'), Buffer.from('de'), Buffer.from('fghi')];
+  const text = (buffers: Buffer[]) => Buffer.concat(buffers).toString();
+
+  test('the rest after every possible count of written bytes, across block boundaries', () => {
+    for (let written = 0; written <= 9; written++) expect(text(unwritten(parts(), written))).toBe('abcdefghi'.slice(written));
+  });
+
+  test('everything written leaves nothing', () => {
+    expect(unwritten(parts(), 9)).toEqual([]);
   });
 });
