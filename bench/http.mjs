@@ -87,6 +87,31 @@ function peakRssPoller(pid) {
   return () => (clearInterval(timer), peakKb / 1024);
 }
 
+/** CPU time (clock ticks) a process has used so far, or undefined where /proc cannot tell (not Linux). */
+function cpuTicks(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolves once none of `pids` has used CPU for 100 ms (at most 10 s; 300 ms where /proc cannot tell). */
+async function untilIdle(pids) {
+  const sample = () => pids.map(cpuTicks);
+  if (sample().includes(undefined)) return new Promise((r) => setTimeout(r, 300));
+  const until = Date.now() + 10_000;
+  let last = sample().join();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = sample().join();
+    if (now === last || Date.now() > until) return;
+    last = now;
+  }
+}
+
 export async function runHttpBenchmarks({ quick = false } = {}) {
   const logDir = mkdtempSync(join(tmpdir(), 'mcptap-bench-http-'));
   const children = [];
@@ -116,24 +141,37 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
       subjects.push({ name: 'mitmdump reverse, recording', port, pid: mitm.pid });
     }
 
+    // Each subject is warmed up with the measured workload (a fresh Node process runs its code slowly until V8
+    // has compiled it, which takes mcptap longer than a bare proxy: its inspection has more code). Then rounds
+    // of runs take turns, each after the relays have gone idle, so that drift of the machine during the run
+    // and work a relay still does for an earlier run fall on no subject in particular.
     const runs = quick ? 3 : 7;
+    const rounds = quick ? 1 : 3;
     const streamN = 2000;
-    const rows = [];
+    const stream = new Map(subjects.map((s) => [s, []]));
+    const paced = new Map(subjects.map((s) => [s, []]));
+    const pids = subjects.map((s) => s.pid ?? upstream.child.pid);
     for (const subject of subjects) {
       const base = `http://127.0.0.1:${subject.port}`;
-      await fetchTimed(`${base}/api/chat?mode=stream&n=100`); // warm-up
-      const stream = [];
-      const paced = [];
-      for (let i = 0; i < runs; i++) stream.push(await fetchTimed(`${base}/api/chat?mode=stream&n=${streamN}`));
-      for (let i = 0; i < runs; i++) paced.push(await fetchTimed(`${base}/api/chat?mode=paced&n=50&ms=5`));
-      rows.push({
-        subject: subject.name,
-        streamMs: median(stream.map((r) => r.totalMs)),
-        pacedTtfbMs: median(paced.map((r) => r.ttfbMs)),
-        pacedMaxGapMs: median(paced.map((r) => r.maxGapMs)),
-        pacedChunksSeen: median(paced.map((r) => r.chunks)),
-      });
+      for (let i = 0; i < (quick ? 1 : 3); i++) await fetchTimed(`${base}/api/chat?mode=stream&n=${streamN}`);
+      await fetchTimed(`${base}/api/chat?mode=paced&n=50&ms=5`);
     }
+    for (let round = 0; round < rounds; round++) {
+      for (const subject of subjects) {
+        const base = `http://127.0.0.1:${subject.port}`;
+        await untilIdle([...pids, upstream.child.pid]);
+        for (let i = 0; i < runs; i++) stream.get(subject).push(await fetchTimed(`${base}/api/chat?mode=stream&n=${streamN}`));
+        await untilIdle([...pids, upstream.child.pid]);
+        for (let i = 0; i < runs; i++) paced.get(subject).push(await fetchTimed(`${base}/api/chat?mode=paced&n=50&ms=5`));
+      }
+    }
+    const rows = subjects.map((subject) => ({
+      subject: subject.name,
+      streamMs: median(stream.get(subject).map((r) => r.totalMs)),
+      pacedTtfbMs: median(paced.get(subject).map((r) => r.ttfbMs)),
+      pacedMaxGapMs: median(paced.get(subject).map((r) => r.maxGapMs)),
+      pacedChunksSeen: median(paced.get(subject).map((r) => r.chunks)),
+    }));
     // Memory: one long stream (1 GiB, or 128 MiB with --quick) through each relay, its peak RSS and rate.
     const mb = quick ? 128 : 1024;
     for (const row of rows) {

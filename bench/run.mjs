@@ -93,6 +93,9 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
 - **http**: an NDJSON upstream shaped like Ollama's /api/chat (bench/ndjson-upstream.mjs, one short word per
   chunk) reached directly; through a bare http-proxy (bench/bare-http-proxy.mjs); through \`mcptap http\` with
   full logging and a record per chunk; and through mitmdump in reverse mode recording flows, where installed.
+  Each relay is first warmed up with three 2000-chunk streams and a paced one (a fresh Node process is slow until
+  V8 has compiled its code, and mcptap has more code to compile); then three rounds take turns, each relay's seven
+  runs starting once every process has gone idle. The figures are medians of all 21 runs.
 
 Targets (issue 6), all with full logging on: stdio ≥ 0.8× the bare relay's msgs/s and MB/s; HTTP stream
 ≤ 1.25× bare http-proxy's time; paced first byte ≤ direct + 3 ms; RSS ≤ 150 MB in both memory cases; start-up
