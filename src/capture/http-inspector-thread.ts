@@ -4,7 +4,7 @@
  * than the backlog limit waits for the thread; the client then only counts the rest of that exchange.
  */
 import { FIRST_TAP_SLOT, InspectionThread, workerScript } from './inspection-thread.js';
-import type { HttpCall, HttpCallChannel, HttpInspectorConfig } from './http-inspection.js';
+import { CHUNK_INDEX, type HttpCall, type HttpCallChannel, type HttpInspectorConfig } from './http-inspection.js';
 
 /**
  * The HTTP backlog limit: a skip only ends the inspection of the exchange it cuts, and a model's stream is many
@@ -35,7 +35,8 @@ export class HttpInspectorThread implements HttpCallChannel {
 
   sendCopy(call: HttpCall, chunk: Buffer): boolean {
     if (this.thread.wouldOverflow(chunk.length, this.maxBacklogBytes)) return false;
-    this.thread.counted(chunk);
+    // The chunk travels packed with its batch; the call carries a reference to it (see InspectionThread.counted).
+    (call as unknown[])[CHUNK_INDEX] = this.thread.counted(chunk); // the call was made for this send alone
     this.thread.post(call);
     return true;
   }

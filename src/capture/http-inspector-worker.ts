@@ -6,21 +6,21 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { HttpInspector } from './http-inspector.js';
 import { CHUNK_INDEX, HTTP_CALL, type HttpInspectorConfig } from './http-inspection.js';
 import { serveCalls } from './inspection-worker.js';
-import type { InspectionThreadReply } from './inspection-thread.js';
+import type { ChunkRef, InspectionThreadReply } from './inspection-thread.js';
 
 const { config, shared } = workerData as { config: HttpInspectorConfig; shared: SharedArrayBuffer };
 const port = parentPort!;
 const inspector = new HttpInspector(config, { notice: (notice) => port.postMessage({ notice } satisfies InspectionThreadReply) });
 const CARRIES_CHUNK = new Set<number>([HTTP_CALL.requestData, HTTP_CALL.responseData, HTTP_CALL.wsData]);
 
-serveCalls(port, new Int32Array(shared), (call) => {
+serveCalls(port, new Int32Array(shared), (call, chunkAt) => {
   const kind = call[0] as number;
   let taken = 0;
   if (CARRIES_CHUNK.has(kind)) {
-    // A Buffer arrives as a plain Uint8Array: view the same memory as a Buffer again.
-    const bytes = call[CHUNK_INDEX] as Uint8Array;
-    taken = bytes.byteLength;
-    call[CHUNK_INDEX] = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    // The main thread sent a reference to the chunk (HttpInspectorThread.sendCopy); the inspector takes the bytes.
+    const bytes = chunkAt(call[CHUNK_INDEX] as ChunkRef);
+    taken = bytes.length;
+    call[CHUNK_INDEX] = bytes;
   }
   if (kind === HTTP_CALL.close) void inspector.close(call).then(() => port.close());
   else inspector.apply(call);

@@ -62,6 +62,46 @@ export interface InspectionThreadOptions {
   notice: (message: string) => void;
 }
 
+/** A chunk in a posted call: its place in the batch's packed chunks (see InspectionThread.counted). */
+export type ChunkRef = number;
+
+/** What the main thread posts: calls, and the chunks they refer to, packed end to end. */
+export interface PostedBatch {
+  calls: unknown[];
+  /** The chunks' bytes, end to end (moved to the thread, not copied). */
+  packed?: ArrayBuffer;
+  /** Where each chunk ends in `packed` (a Uint32Array's buffer). */
+  ends?: ArrayBuffer;
+}
+
+/** Pack `chunks` into one fresh buffer (movable to another thread) and the offsets where each ends. */
+export function packChunks(chunks: readonly Buffer[]): Pick<PostedBatch, 'packed' | 'ends'> {
+  if (chunks.length === 0) return {};
+  let total = 0;
+  for (const chunk of chunks) total += chunk.length;
+  // allocUnsafeSlow: a buffer of its own, never a slice of Node's shared pool, so it can be transferred.
+  const packed = Buffer.allocUnsafeSlow(total);
+  const ends = new Uint32Array(chunks.length);
+  let at = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    at += chunks[i]!.copy(packed, at);
+    ends[i] = at;
+  }
+  return { packed: packed.buffer, ends: ends.buffer };
+}
+
+/**
+ * The thread's view of a posted batch's chunks: `chunkAt(ref)` gives each chunk as a Buffer of its own, copied
+ * out of the packed bytes (small ones into Node's pool). A view into the packed bytes would be cheaper, but
+ * whatever keeps a chunk (a body's head, a partial line) would keep the whole batch's bytes alive with it.
+ */
+export function unpackChunks(batch: PostedBatch): (ref: ChunkRef) => Buffer {
+  if (!batch.packed || !batch.ends) return () => Buffer.alloc(0);
+  const packed = Buffer.from(batch.packed);
+  const ends = new Uint32Array(batch.ends);
+  return (ref) => Buffer.from(packed.subarray(ref === 0 ? 0 : ends[ref - 1], ends[ref]));
+}
+
 /** What an inspection thread sends back: a notice for stderr. */
 export type InspectionThreadReply = { notice: string };
 
@@ -69,6 +109,8 @@ export class InspectionThread {
   readonly shared: Int32Array;
   private readonly worker: Worker;
   private batch: unknown[] = [];
+  /** The chunks the batch's calls refer to, by ChunkRef. */
+  private chunks: Buffer[] = [];
   private batchBytes = 0;
   private flushScheduled = false;
   /** Bytes posted so far (mod 2^32), against the thread's count of bytes taken in. */
@@ -129,7 +171,7 @@ export class InspectionThread {
     return !this.failed;
   }
 
-  /** Queue a message for the thread. Sent this turn. */
+  /** Queue a message for the thread; it is posted with its batch (BATCH_DELAY_MS). */
   post(message: unknown): void {
     if (this.failed) return;
     this.batch.push(message);
@@ -139,13 +181,16 @@ export class InspectionThread {
   }
 
   /**
-   * `chunk`, counted toward the backlog, to go into a call. Posting copies it (structured clone), so the thread
-   * never shares the traffic's own buffer. (Moving a fresh copy with a transfer list measured slower.)
+   * `chunk`, counted toward the backlog, as the ChunkRef to put in a call (the thread reads it with `chunkAt`).
+   * The batch's chunks are packed into one buffer when it is posted and moved, not cloned, to the thread: a
+   * structured clone of thousands of small Buffers (a token stream) cost the relay and the thread more than the
+   * copy itself (measured: a 2000-chunk HTTP stream at 1.27x a bare proxy with a thread that ignored the copies,
+   * 1.05x when the batches were not posted at all).
    */
-  counted(chunk: Buffer): Buffer {
+  counted(chunk: Buffer): ChunkRef {
     this.posted = (this.posted + chunk.length) | 0;
     this.batchBytes += chunk.length;
-    return chunk;
+    return this.chunks.push(chunk) - 1;
   }
 
   private schedule(): void {
@@ -160,10 +205,11 @@ export class InspectionThread {
   flush(): void {
     this.flushScheduled = false;
     if (this.batch.length === 0 || this.failed) return;
-    const batch = this.batch;
+    const batch: PostedBatch = { calls: this.batch, ...packChunks(this.chunks) };
     this.batch = [];
+    this.chunks = [];
     this.batchBytes = 0;
-    this.worker.postMessage(batch);
+    this.worker.postMessage(batch, batch.packed ? [batch.packed, batch.ends!] : []);
   }
 
   /** Post the last message, wait for the thread to finish its work and exit, and close the log fd. */
@@ -184,6 +230,7 @@ export class InspectionThread {
     if (this.failed) return;
     this.failed = true;
     this.batch = [];
+    this.chunks = [];
     this.options.notice(`the inspection thread stopped (${reason}); the traffic goes on, but is no longer logged. Please report it.`);
   }
 }

@@ -6,7 +6,7 @@
  */
 import { setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
-import { CALLS_SLOT, PROCESSED_SLOT, READY_SLOT } from './inspection-thread.js';
+import { CALLS_SLOT, PROCESSED_SLOT, READY_SLOT, unpackChunks, type ChunkRef, type PostedBatch } from './inspection-thread.js';
 
 /**
  * The inspection thread's nice value on Linux, where nice is per thread. When the relay, the client, the server
@@ -20,13 +20,17 @@ export const INSPECTION_NICE = 10;
 const SLICE_CALLS = 512;
 const SLICE_BYTES = 256 * 1024;
 
+/** Gives the chunk a call refers to (a ChunkRef from InspectionThread.counted) as a Buffer of its own. */
+export type ChunkAt = (ref: ChunkRef) => Buffer;
+
 /**
- * Serve `port`: each call goes to `carryOut`, which returns how many bytes of traffic it took in (counted in the
- * shared slot the main thread reads its backlog from). `afterSlice` runs after each slice (shared counters).
+ * Serve `port`: each call goes to `carryOut`, with `chunkAt` for the chunks it refers to; it returns how many
+ * bytes of traffic it took in (counted in the shared slot the main thread reads its backlog from). `afterSlice`
+ * runs after each slice (shared counters).
  */
-export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (call: unknown[]) => number, afterSlice?: () => void): void {
+export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (call: unknown[], chunkAt: ChunkAt) => number, afterSlice?: () => void): void {
   yieldToTheTraffic();
-  const pending: unknown[][][] = [];
+  const pending: { calls: unknown[][]; chunkAt: ChunkAt }[] = [];
   let batchIndex = 0;
   let scheduled = false;
   const work = (): void => {
@@ -35,9 +39,9 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     let done = 0;
     while (pending.length > 0 && done < SLICE_CALLS && taken < SLICE_BYTES) {
       const batch = pending[0]!;
-      taken += carryOut(batch[batchIndex++]!);
+      taken += carryOut(batch.calls[batchIndex++]!, batch.chunkAt);
       done++;
-      if (batchIndex >= batch.length) {
+      if (batchIndex >= batch.calls.length) {
         pending.shift();
         batchIndex = 0;
       }
@@ -53,8 +57,8 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     scheduled = true;
     setImmediate(work);
   };
-  port.on('message', (batch: unknown[][]) => {
-    pending.push(batch);
+  port.on('message', (batch: PostedBatch) => {
+    pending.push({ calls: batch.calls as unknown[][], chunkAt: unpackChunks(batch) });
     schedule();
   });
   // The thread has started: from now on the main thread holds it to the steady backlog limit.

@@ -6,7 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { StdioInspector } from './stdio-inspector.js';
 import type { StdioInspectorConfig, StdioStream } from './stdio-inspection.js';
 import { CALL, OWED_SLOT } from './stdio-inspector-thread.js';
-import type { InspectionThreadReply } from './inspection-thread.js';
+import type { ChunkRef, InspectionThreadReply } from './inspection-thread.js';
 import { serveCalls } from './inspection-worker.js';
 import type { RecordDraft } from '../log/schema.js';
 import type { OverlongEnd } from '../framing/line-cap.js';
@@ -19,13 +19,12 @@ const inspector = new StdioInspector(config, { notice: (notice) => port.postMess
 serveCalls(
   port,
   counters,
-  (call) => {
+  (call, chunkAt) => {
     switch (call[0]) {
       case CALL.data: {
-        // A Buffer arrives as a plain Uint8Array: view the same memory as a Buffer again.
-        const bytes = call[2] as Uint8Array;
-        inspector.data(call[1] as StdioStream, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), call[3] as number, call[4] as number);
-        return bytes.byteLength;
+        const bytes = chunkAt(call[2] as ChunkRef);
+        inspector.data(call[1] as StdioStream, bytes, call[3] as number, call[4] as number);
+        return bytes.length;
       }
       case CALL.inputEnd:
         inspector.inputEnd(call[1] as number, call[2] as number);
