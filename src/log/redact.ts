@@ -143,6 +143,39 @@ export const PRESCREEN = /pass|pwd|secret|token|key|auth|cookie|credential|sk-|s
 /** The longest literal PRESCREEN looks for (`github_pat_`). */
 export const PRESCREEN_LONGEST = 11;
 
+/** The llm-chunk lines of one exchange, as judged: a hash of them (each with its newline), and whether all were clean. */
+interface JudgedLines {
+  hash: TextHash;
+  /** Every line was a JSON object that passed the prescreen, changed nothing, and left no tail hinted. */
+  clean: boolean;
+}
+
+/**
+ * A 64-bit hash of text fed piece by piece (two FNV-1a hashes over UTF-16 code units, with different offsets):
+ * only to tell that two texts are the same, never for secrecy.
+ */
+export class TextHash {
+  private a = 0x811c9dc5;
+  private b = 0x01000193;
+
+  add(text: string): this {
+    let a = this.a;
+    let b = this.b;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+    }
+    this.a = a;
+    this.b = b;
+    return this;
+  }
+
+  equals(other: TextHash): boolean {
+    return this.a === other.a && this.b === other.b;
+  }
+}
+
 /** The recent text of one streamed field, and whether it holds any PRESCREEN literal. */
 interface StreamTail {
   text: string;
@@ -181,6 +214,8 @@ export class Redactor {
   private readonly textPair: RegExp;
   /** Per LLM exchange: per streamed field, the last characters seen (unredacted, in memory only). */
   private readonly streams = new Map<string, Map<string, StreamTail>>();
+  /** Per LLM exchange: the llm-chunk lines judged so far, until its http-end. */
+  private readonly judged = new Map<string, JudgedLines>();
 
   constructor(rules: RedactRules = {}) {
     this.extraKeys = new Set((rules.keys ?? []).map(normalizeKey).filter((k) => k !== ''));
@@ -338,7 +373,10 @@ export class Redactor {
     for (const [key, value] of fields) {
       if (key === 'raw' || key === 'body' || key === 'data') {
         const encoded = key === 'raw' ? record.rawEncoding : key === 'body' ? record.bodyEncoding : undefined;
-        if (typeof value === 'string' && encoded !== 'base64' && !chunk) set(key, key === 'body' && streamBody ? this.redactStreamBody(value) : this.redactJsonText(value));
+        if (typeof value === 'string' && encoded !== 'base64' && !chunk) {
+          if (key === 'body' && streamBody) set(key, this.bodyJudgedClean(record, value) ? value : this.redactStreamBody(value));
+          else set(key, this.redactJsonText(value));
+        }
       } else if (key === 'args' && Array.isArray(value) && value.every((a) => typeof a === 'string')) {
         const next = this.redactArgs(value as string[]);
         if (next.some((a, i) => a !== value[i])) set(key, next);
@@ -402,15 +440,43 @@ export class Redactor {
       }
     }
     if (typeof record.raw !== 'string') return;
+    const judged = this.judgedLines(streamKey);
     let parsed: unknown;
     try {
       parsed = JSON.parse(record.raw);
     } catch {
+      judged.clean = false;
       set('raw', this.redactPiece(tails, '#raw', record.raw));
       return;
     }
-    const next = this.redactStreamed(tails, parsed, '');
+    const clean = this.passesPrescreen(record.raw);
+    const next = this.redactStreamed(tails, parsed, '', clean);
     if (next !== parsed) set('raw', JSON.stringify(next));
+    judged.clean &&= clean && next === parsed && typeof parsed === 'object' && parsed !== null && ![...tails.values()].some((t) => t.hinted);
+    judged.hash.add(record.raw).add('\n');
+  }
+
+  /** The lines of `streamKey`'s stream judged so far as llm-chunks (see JudgedLines). */
+  private judgedLines(streamKey: string): JudgedLines {
+    let judged = this.judged.get(streamKey);
+    if (!judged) {
+      if (this.judged.size >= MAX_STREAMS) this.judged.delete(this.judged.keys().next().value as string);
+      judged = { hash: new TextHash(), clean: true };
+      this.judged.set(streamKey, judged);
+    }
+    return judged;
+  }
+
+  /**
+   * True when `body` (an http-end's NDJSON body) is exactly the lines already judged clean as its exchange's
+   * llm-chunks: redacting it again, line by line with fresh tails, would make the same decisions on the same
+   * text and change nothing. A token stream's body then costs a hash instead of a second parse of every line.
+   */
+  private bodyJudgedClean(record: Mutable, body: string): boolean {
+    const streamKey = `${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`;
+    const judged = this.judged.get(streamKey);
+    this.judged.delete(streamKey);
+    return judged !== undefined && judged.clean && judged.hash.equals(new TextHash().add(body));
   }
 
   /**
@@ -431,7 +497,7 @@ export class Redactor {
       if (/^\s*[{[]/.test(payload)) {
         try {
           const parsed: unknown = JSON.parse(payload);
-          const redacted = this.redactStreamed(tails, parsed, '');
+          const redacted = this.redactStreamed(tails, parsed, '', this.passesPrescreen(payload));
           if (redacted !== parsed) next = JSON.stringify(redacted);
         } catch {
           next = this.redactText(payload);
@@ -446,16 +512,29 @@ export class Redactor {
     return changed ? out.join('') : body;
   }
 
-  /** Walk a parsed chunk: streamed text fields are judged with their stream's tail, everything else as usual. */
-  private redactStreamed(tails: Map<string, StreamTail>, value: unknown, path: string): unknown {
+  /**
+   * True when `text` holds no literal any default rule starts from: then none of its own values can be a secret
+   * (the same judgement redactRecord makes of a whole record with one screen), and only a secret split across
+   * pieces, which the streamed fields' tails catch, is left to look for.
+   */
+  private passesPrescreen(text: string): boolean {
+    return !this.hasExtraRules && !PRESCREEN.test(text);
+  }
+
+  /**
+   * Walk a parsed chunk: streamed text fields are judged with their stream's tail, everything else as usual.
+   * `clean`: the chunk's text passed the prescreen (passesPrescreen), so values other than streamed text need
+   * no look; a token stream's every chunk then costs one prescreen plus its streamed fields.
+   */
+  private redactStreamed(tails: Map<string, StreamTail>, value: unknown, path: string, clean: boolean): unknown {
     if (value === null || typeof value !== 'object') return value;
     const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value as Mutable);
     let copy: Mutable | unknown[] | undefined;
     for (const [key, item] of entries) {
-      const itemPath = `${path}/${key}`;
       let next: unknown;
-      if (typeof item === 'string' && typeof key === 'string' && STREAMED_KEYS.has(key)) next = this.redactPiece(tails, itemPath, item);
-      else if (typeof item === 'object' && item !== null) next = this.redactStreamed(tails, item, itemPath);
+      if (typeof item === 'string' && typeof key === 'string' && STREAMED_KEYS.has(key)) next = this.redactPiece(tails, `${path}/${key}`, item);
+      else if (typeof item === 'object' && item !== null) next = this.redactStreamed(tails, item, `${path}/${key}`, clean);
+      else if (clean) continue;
       else next = this.redactValue(item, typeof key === 'string' && this.isSecretKey(key));
       if (next !== item) {
         copy ??= Array.isArray(value) ? value.slice() : { ...(value as Mutable) };

@@ -244,6 +244,36 @@ describe('streamed bodies (http-end keeps the whole SSE or NDJSON body)', () => 
     const rec = { v: 1, time: 1, seq: 0, kind: 'http-end', exchange: 'x', body };
     expect(run(r, rec)).toBe(rec);
   });
+  describe('a body whose lines were already judged as its llm-chunks', () => {
+    const line = (content: string, done = false) => JSON.stringify({ model: 'm', message: { role: 'assistant', content }, done });
+    const chunk = (raw: string) => ({ v: 1, time: 1, seq: 0, session: 's', kind: 'llm-chunk', exchange: 'j', raw, delta: (JSON.parse(raw) as { message: { content: string } }).message.content });
+    const end = (body: string) => ({ v: 1, time: 1, seq: 0, session: 's', kind: 'http-end', exchange: 'j', body });
+
+    it('is passed through when every chunk was clean and the body is exactly their lines', () => {
+      const redactor = new Redactor();
+      const lines = [line('Hello'), line(' there'), line('', true)];
+      for (const raw of lines) run(redactor, chunk(raw));
+      const rec = end(`${lines.join('\n')}\n`);
+      expect(run(redactor, rec)).toBe(rec);
+    });
+
+    it('is redacted line by line when it holds a line no chunk showed', () => {
+      const redactor = new Redactor();
+      const lines = [line('Hello'), line('', true)];
+      for (const raw of lines) run(redactor, chunk(raw));
+      const out = run(redactor, end(`${lines[0]}\n${line(`key ${OPENAI}`)}\n${lines[1]}\n`)) as { body: string };
+      expect(out.body).not.toContain(OPENAI.slice(3, 12));
+    });
+
+    it('is redacted line by line when a chunk held a secret cut across chunks', () => {
+      const redactor = new Redactor();
+      const lines = [line(`Key: ${OPENAI.slice(0, 9)}`), line(OPENAI.slice(9)), line('', true)];
+      for (const raw of lines) run(redactor, chunk(raw));
+      const out = run(redactor, end(`${lines.join('\n')}\n`)) as { body: string };
+      for (let i = 0; i + 6 <= OPENAI.length; i++) expect(out.body).not.toContain(OPENAI.slice(i, i + 6));
+    });
+  });
+
   it("a chunk's summary sentence loses what its delta lost", () => {
     const redactor = new Redactor();
     const mk = (content: string) => ({ v: 1, time: 1, seq: 0, session: 's', kind: 'llm-chunk', exchange: 'q', raw: JSON.stringify({ message: { content } }), delta: content, msg: `Model streams ${JSON.stringify(content)}.` });
