@@ -85,8 +85,8 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
 
 - **stdio**: a minimal line-echo server (bench/echo-server.mjs) spawned directly; behind a bare Node pipe relay
   that parses nothing (bench/bare-relay.mjs, the floor for any Node wrapper); behind \`mcptap --\` with full
-  logging (redaction on). Round trips are sequential request → response; throughput pipelines 64 KiB frames
-  echoed back; start-up is spawn → answer to the first request; memory is the relay's peak RSS while one huge
+  logging (redaction on). Round trips are sequential request → response (5000, after 500 to warm up);
+  throughput pipelines 64 KiB frames echoed back; both in three rounds that take turns, the median round counting; start-up is spawn → answer to the first request; memory is the relay's peak RSS while one huge
   line passes through \`cat\`. Where NODE_EXTRA_CA_CERTS is set (this machine sets it for every process), start-up
   is measured again without it: Node 20 then reads the whole certificate store as it boots, about 90 ms for
   every Node process, the wrapper's and the server's alike.
