@@ -35,8 +35,9 @@ export class HttpInspectorThread implements HttpCallChannel {
 
   sendCopy(call: HttpCall, chunk: Buffer): boolean {
     if (this.thread.wouldOverflow(chunk.length, this.maxBacklogBytes)) return false;
-    // The chunk travels packed with its batch; the call carries a reference to it (see InspectionThread.counted).
-    (call as unknown[])[CHUNK_INDEX] = this.thread.counted(chunk); // the call was made for this send alone
+    // The chunk travels packed with its batch and the call carries a reference to it (InspectionThread.counted).
+    // The call was made for this send alone, so it may be changed.
+    (call as unknown[])[CHUNK_INDEX] = this.thread.counted(chunk);
     this.thread.post(call);
     return true;
   }

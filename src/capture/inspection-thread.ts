@@ -24,7 +24,7 @@ export const MAX_STARTING_BACKLOG_BYTES = 64 * 1024 * 1024;
 const MAX_BATCH_BYTES = 1024 * 1024;
 
 /**
- * How long a batch gathers calls before it is posted. Every post costs the relay a structured clone and wakes
+ * How long a batch gathers calls before it is posted. Every post costs the relay a clone of its calls and wakes
  * the thread, and posting once per turn of the relay's event loop, as this did first, meant a post per frame in
  * a sequential session. Measured on 2 cores, 5000 sequential round trips: the relay's main thread used 100 µs
  * of CPU per round trip with a post per turn and 68–88 µs with this delay (a bare relay: 64), the thread 88 and

@@ -214,7 +214,7 @@ export class Redactor {
   private readonly textPair: RegExp;
   /** Per LLM exchange: per streamed field, the last characters seen (unredacted, in memory only). */
   private readonly streams = new Map<string, Map<string, StreamTail>>();
-  /** Per LLM exchange: the llm-chunk lines judged so far, until its http-end. */
+  /** Per LLM exchange: the llm-chunk lines judged so far, until its http-end (bounded like `streams`). */
   private readonly judged = new Map<string, JudgedLines>();
 
   constructor(rules: RedactRules = {}) {
@@ -452,7 +452,7 @@ export class Redactor {
     const clean = this.passesPrescreen(record.raw);
     const next = this.redactStreamed(tails, parsed, '', clean);
     if (next !== parsed) set('raw', JSON.stringify(next));
-    judged.clean &&= clean && next === parsed && typeof parsed === 'object' && parsed !== null && ![...tails.values()].some((t) => t.hinted);
+    judged.clean &&= clean && next === parsed && typeof parsed === 'object' && parsed !== null && !anyHinted(tails);
     judged.hash.add(record.raw).add('\n');
   }
 
@@ -600,6 +600,11 @@ export class Redactor {
     if (this.streams.size === 0) return;
     this.streams.delete(`${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`);
   }
+}
+
+function anyHinted(tails: Map<string, StreamTail>): boolean {
+  for (const tail of tails.values()) if (tail.hinted) return true;
+  return false;
 }
 
 /** SSE (`data:` lines) or NDJSON (several JSON lines): a body whose events are pieces of one stream. */
