@@ -4,7 +4,7 @@
  * once and only then is the stdio tap loaded: the server boots while mcptap loads. Every other command line
  * goes to the full CLI in main.ts.
  */
-import { parseWrapFlags } from './wrap-flags.js';
+import { FORWARDED_SIGNALS, parseWrapFlags } from './wrap-flags.js';
 import { spawnServer } from '../capture/spawn-server.js';
 
 const argv = process.argv.slice(2);
@@ -14,9 +14,16 @@ if (flags) {
   const wrapped = argv.slice(separator + 1);
   const [command, ...args] = wrapped;
   // Not early with --otlp-endpoint: a bad endpoint ends mcptap before any server should start.
-  const server = command !== undefined && flags.otlpEndpoint === undefined ? spawnServer(command, args) : undefined;
+  const early = command !== undefined && flags.otlpEndpoint === undefined;
+  // A signal while the tap loads would end mcptap at once and leave the server running: from just before the
+  // spawn, signals are held for the tap.
+  const held: NodeJS.Signals[] = [];
+  const hold = (signal: NodeJS.Signals): void => void held.push(signal);
+  if (early) for (const signal of FORWARDED_SIGNALS) process.on(signal, hold);
+  const server = early ? spawnServer(command, args) : undefined;
   const { runWrap } = await import('./wrap.js');
-  await runWrap(flags, wrapped, server);
+  for (const signal of FORWARDED_SIGNALS) process.off(signal, hold);
+  await runWrap(flags, wrapped, server, held);
 } else {
   await import('./main.js');
 }

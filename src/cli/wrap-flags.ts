@@ -1,8 +1,12 @@
 /**
- * The wrap command's fast-path flags: read by hand from the words before `--`, so that entry.ts can recognise
- * a plain `mcptap [flags] -- server` and spawn the server before it loads anything else.
+ * What the wrap's fast path needs before the tap is loaded: its flags, read by hand from the words before `--`
+ * (so that entry.ts can recognise a plain `mcptap [flags] -- server` and spawn the server before it loads
+ * anything else), and the signals it forwards to the server.
  */
 import type { LogSafetyFlags } from './log-options.js';
+
+/** Signals mcptap passes on to the wrapped server (and its process group). */
+export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** The wrap command's flags, parsed. */
 export interface WrapFlags {

@@ -13,18 +13,16 @@ import { McptapError } from '../types.js';
 import { fail, type CliContext, type RegisterCommand } from './shared.js';
 import type { LiveSpanExporter } from '../export/otlp-live.js';
 import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING } from './log-options.js';
-import type { WrapFlags } from './wrap-flags.js';
+import { FORWARDED_SIGNALS, type WrapFlags } from './wrap-flags.js';
 import type { SpawnedServer } from '../capture/spawn-server.js';
-
-const FORWARDED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /**
  * Start the tap, forward signals, and exit with the server's code. Without --otlp-endpoint this runs to the
  * spawn without awaiting anything; the span exporter (and the trace linker it joins spans with) is loaded only
  * when asked for, since every server start pays for what this path imports. `server` is the wrapped command
- * when entry.ts has already spawned it.
+ * when entry.ts has already spawned it, and `heldSignals` the signals that came while the tap was loading.
  */
-export async function runWrap(flags: WrapFlags, wrapped: readonly string[], server?: SpawnedServer): Promise<void> {
+export async function runWrap(flags: WrapFlags, wrapped: readonly string[], server?: SpawnedServer, heldSignals: readonly NodeJS.Signals[] = []): Promise<void> {
   const [command, ...args] = wrapped;
   if (!command) {
     fail(new McptapError('NO_COMMAND', 'nothing to wrap. Put the MCP server\u2019s command after --, for example: mcptap -- python weather.py'), 2);
@@ -48,6 +46,7 @@ export async function runWrap(flags: WrapFlags, wrapped: readonly string[], serv
   live?.joinLogsIn(dirname(tap.logFile), tap.logFile);
   if (flags.safety?.redact === false) process.stderr.write(`mcptap: ${NO_REDACT_WARNING}\n`);
   for (const signal of FORWARDED_SIGNALS) process.on(signal, () => tap.signal(signal));
+  for (const signal of heldSignals) tap.signal(signal);
   void tap.exited.then(async ({ exitCode }) => {
     // Spans still queued get a short, bounded chance to go out; a receiver that is down cannot hold the exit.
     await live?.close(1000);

@@ -4,7 +4,8 @@
  *
  * Spawns bin/mcptap.js, which runs the built CLI: build first (`npx tsc -p .`, or `npm test`).
  */
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { alive, logDirs, records, start, until } from './stdio-helpers.js';
@@ -58,6 +59,21 @@ describe('exit codes', () => {
 });
 
 describe('signals and orphans', () => {
+  test('SIGTERM while mcptap is still loading its tap (the server already runs) still ends the server', async () => {
+    const dir = freshDir();
+    const pidFile = join(mkdtempSync(join(tmpdir(), 'mcptap-pid-')), 'server.pid');
+    const run = start(['--log-dir', dir, '--', 'sh', '-c', `echo $$ > '${pidFile}'; exec sleep 30`]);
+    // The server writes its pid as soon as it runs; the tap then takes tens of milliseconds more to load.
+    let server = 0;
+    for (const giveUp = Date.now() + 10_000; !server && Date.now() < giveUp; ) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      if (existsSync(pidFile)) server = Number(readFileSync(pidFile, 'utf8')) || 0;
+    }
+    run.child.kill('SIGTERM');
+    expect(await run.done).toEqual({ code: 143, signal: null });
+    expect(await until(() => !alive(server))).toBe(true);
+  });
+
   // A shell that starts a grandchild and reports both pids, as `npx` or `uv run` would.
   const tree = ['sh', '-c', 'sleep 30 & echo "grandchild $!" >&2; echo "child $$" >&2; wait'];
 
