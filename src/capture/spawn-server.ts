@@ -2,8 +2,9 @@
  * Spawning the wrapped server, on its own so the CLI can do it before loading the rest of mcptap.
  *
  * A host waits for the server's first answer, and the server's start-up is most of that wait. Started first,
- * the server boots while mcptap loads its tap on the other core, instead of after it (measured: the spawn moved
- * from about 90 ms to about 45 ms after mcptap's own start). This module therefore imports nothing of mcptap.
+ * the server boots while mcptap loads its tap on the other core, instead of after it (measured without
+ * NODE_EXTRA_CA_CERTS: the spawn moved from 88–101 ms to 48–58 ms after mcptap's own start). This module
+ * therefore imports nothing of mcptap.
  *
  * The server may fail to start, or even exit, before anyone listens to it: its `error` and `exit` events are
  * held here and handed to the first listener, so nothing the tap must know about happens unheard. Its output is

@@ -4,7 +4,7 @@
  * pino's destination (SonicBoom) was the first choice; it is replaced by this small class because every exit
  * path of SonicBoom (`end`, `flushSync`) fsyncs, which cost 40–70 ms at each server exit in profiles, and its
  * `flushSync` may write behind an async write still in flight. A log needs neither: here one write is in flight
- * at a time, what is queued behind it goes into the next writes (a block of up to 256 KiB each), and
+ * at a time, what is queued behind it goes into the next writes (whole blocks, up to about 1 MiB each), and
  * `end()` waits for the write in flight before writing the rest synchronously.
  *
  * Writes are coalesced: a record waits up to COALESCE_MS for the ones behind it, so a busy session makes one write
@@ -12,10 +12,10 @@
  * machine one job per frame cost the relay more than the records themselves (profiled: the pool thread woke for
  * every round trip of a sequential stdio benchmark and competed with the server for a core).
  *
- * Queued records are kept as UTF-8 in blocks outside the JavaScript heap, encoded as they arrive. Kept as strings
- * they lived through the coalescing delay, so the garbage collector copied and promoted every one of them (a
- * token stream's worth per write): measured on a 2000-chunk model stream, that GC work cost more CPU than the
- * relay itself.
+ * Queued records are kept as UTF-8 in 256 KiB blocks outside the JavaScript heap, encoded as they arrive, and
+ * written where they lie. Kept as strings they lived through the coalescing delay on the heap, and each write
+ * joined them into one string and copied that into a Buffer. (No change in speed could be told from noise in
+ * the benchmarks; the blocks save the join and the copy.)
  */
 import { closeSync, writev as fsWritev, writevSync } from 'node:fs';
 

@@ -20,3 +20,20 @@ export function split(data: Buffer, cuts: number[]): Buffer[] {
 export function cutPoints(maxLength = 12): fc.Arbitrary<number[]> {
   return fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength });
 }
+
+/**
+ * Cut `whole` into pieces of the given lengths, one after another, and the rest as a last piece (no empty pieces,
+ * nothing lost): the pieces a stream of bytes or of streamed text might arrive in.
+ */
+export function cutIntoLengths<T extends Buffer | string>(whole: T, lengths: readonly number[]): T[] {
+  const piece = (from: number, to?: number): T => (typeof whole === 'string' ? whole.slice(from, to) : whole.subarray(from, to)) as T;
+  const pieces: T[] = [];
+  let at = 0;
+  for (const n of lengths) {
+    if (at >= whole.length) break;
+    pieces.push(piece(at, at + n));
+    at += n;
+  }
+  if (at < whole.length) pieces.push(piece(at));
+  return pieces;
+}

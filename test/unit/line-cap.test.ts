@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { LineCap } from '../../src/framing/line-cap.js';
 import { LineFramer } from '../../src/framing/lines.js';
 import type { Frame } from '../../src/types.js';
+import { cutIntoLengths } from '../support/chunks.js';
 
 const view = (f: Frame) => ({ ...f, bytes: f.bytes.toString('latin1'), tail: f.tail?.toString('latin1') });
 
@@ -47,15 +48,7 @@ describe('LineCap', () => {
   it('gives the frames LineFramer alone gives, however the stream is cut (random bytes, small caps)', () => {
     fc.assert(
       fc.property(fc.array(byte, { maxLength: 300 }), fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 30 }), fc.integer({ min: 0, max: 12 }), (bytes, cuts, cap) => {
-        const data = Buffer.from(bytes);
-        const chunks: Buffer[] = [];
-        let at = 0;
-        for (const n of cuts) {
-          if (at >= data.length) break;
-          chunks.push(data.subarray(at, at + n));
-          at += n;
-        }
-        if (at < data.length) chunks.push(data.subarray(at));
+        const chunks = cutIntoLengths(Buffer.from(bytes), cuts);
         expect(split(chunks, cap).frames.map(view)).toEqual(alone(chunks, cap).map(view));
       }),
       { numRuns: 3000 },

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { PRESCREEN, PRESCREEN_LONGEST, Redactor, SCREEN_SOURCE } from '../../src/log/redact.js';
+import { cutIntoLengths } from '../support/chunks.js';
 
 const screen = new RegExp(SCREEN_SOURCE, 'i');
 const pieces = [
@@ -44,14 +45,7 @@ describe('redaction prescreen', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 300 }), fc.string({ maxLength: 40 }), fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 40 }), (before, after, cuts) => {
         const text = `${before} sk-proj-${'a1B2c3D4'.repeat(4)} ${after}`;
-        const pieces: string[] = [];
-        let at = 0;
-        for (const n of cuts) {
-          if (at >= text.length) break;
-          pieces.push(text.slice(at, at + n));
-          at += n;
-        }
-        if (at < text.length) pieces.push(text.slice(at));
+        const pieces = cutIntoLengths(text, cuts);
         const exchange = `x${Math.random()}`;
         const out = pieces.map((delta, index) => {
           const record = { time: 0, kind: 'llm-chunk', session: 's', exchange, index, delta, msg: 'chunk' };
