@@ -6,9 +6,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { HttpInspector } from './http-inspector.js';
 import { CHUNK_INDEX, HTTP_CALL, type HttpInspectorConfig } from './http-inspection.js';
 import { serveCalls } from './inspection-worker.js';
-import type { ChunkRef, InspectionThreadReply } from './inspection-thread.js';
+import type { ChunkRef, InspectionThreadReply, InspectionWorkerData } from './inspection-thread.js';
 
-const { config, shared } = workerData as { config: HttpInspectorConfig; shared: SharedArrayBuffer };
+const { config, shared } = workerData as InspectionWorkerData & { config: HttpInspectorConfig };
 const port = parentPort!;
 const inspector = new HttpInspector(config, { notice: (notice) => port.postMessage({ notice } satisfies InspectionThreadReply) });
 const CARRIES_CHUNK = new Set<number>([HTTP_CALL.requestData, HTTP_CALL.responseData, HTTP_CALL.wsData]);

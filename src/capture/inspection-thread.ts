@@ -13,6 +13,7 @@
  */
 import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { youngGenerationKeptSmall } from './young-generation.js';
 
 /**
  * The backlog bound while the thread is still starting (each tap has its own for the steady state) (loading its modules takes a moment, longer on a busy machine):
@@ -102,6 +103,14 @@ export function unpackChunks(batch: PostedBatch): (ref: ChunkRef) => Buffer {
   return (ref) => Buffer.from(packed.subarray(ref === 0 ? 0 : ends[ref - 1], ends[ref]));
 }
 
+/** What an inspection thread starts with. */
+export interface InspectionWorkerData {
+  config: object;
+  shared: SharedArrayBuffer;
+  /** The CLI keeps young generations small (young-generation.ts): the thread's heap set-up undid that, so it asks again. */
+  keepYoungGenerationSmall: boolean;
+}
+
 /** What an inspection thread sends back: a notice for stderr. */
 export type InspectionThreadReply = { notice: string };
 
@@ -127,7 +136,8 @@ export class InspectionThread {
     this.shared = new Int32Array(shared);
     // The log fd was opened on this thread and is closed here once the thread is done (finish): a worker may
     // not close a descriptor the main thread opened.
-    this.worker = new Worker(options.script, { workerData: { config: { ...options.config, closeFd: false }, shared } });
+    const workerData: InspectionWorkerData = { config: { ...options.config, closeFd: false }, shared, keepYoungGenerationSmall: youngGenerationKeptSmall() };
+    this.worker = new Worker(options.script, { workerData });
     this.worker.on('message', (message: InspectionThreadReply) => options.notice(message.notice));
     this.exited = new Promise((resolve) => {
       this.worker.once('error', (error) => {

@@ -6,12 +6,12 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { StdioInspector } from './stdio-inspector.js';
 import type { StdioInspectorConfig, StdioStream } from './stdio-inspection.js';
 import { CALL, OWED_SLOT } from './stdio-inspector-thread.js';
-import type { ChunkRef, InspectionThreadReply } from './inspection-thread.js';
+import type { ChunkRef, InspectionThreadReply, InspectionWorkerData } from './inspection-thread.js';
 import { serveCalls } from './inspection-worker.js';
 import type { RecordDraft } from '../log/schema.js';
 import type { OverlongEnd } from '../framing/line-cap.js';
 
-const { config, shared } = workerData as { config: StdioInspectorConfig; shared: SharedArrayBuffer };
+const { config, shared } = workerData as InspectionWorkerData & { config: StdioInspectorConfig };
 const counters = new Int32Array(shared);
 const port = parentPort!;
 const inspector = new StdioInspector(config, { notice: (notice) => port.postMessage({ notice } satisfies InspectionThreadReply) });

@@ -6,6 +6,9 @@
  */
 import { FORWARDED_SIGNALS, parseWrapFlags } from './wrap-flags.js';
 import { spawnServer } from '../capture/spawn-server.js';
+import { keepYoungGenerationSmall } from '../capture/young-generation.js';
+
+keepYoungGenerationSmall();
 
 const argv = process.argv.slice(2);
 const separator = argv.indexOf('--');
