@@ -382,6 +382,13 @@ export type RecordDraft = DistributiveOmit<LogRecord, 'v' | 'seq' | 'session' | 
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
+/**
+ * On an llm-chunk draft whose `raw` its tap has already parsed: the parsed value, so the log's redaction does not
+ * parse every chunk a second time. A symbol key, so JSON.stringify leaves it out of the record; it must never be
+ * modified (redaction copies what it changes).
+ */
+export const RAW_PARSED = Symbol('mcptap.rawParsed');
+
 /** Levels, as pino numbers them. */
 export const LEVEL = { info: 30, warn: 40, error: 50 } as const;
 

@@ -23,6 +23,8 @@ export interface LlmChunkInfo {
   done?: boolean;
   /** False for frames that are not chunks of the reply (an SSE comment, a blank line). */
   chunk: boolean;
+  /** The chunk's text as parsed, when it is a JSON object the reply is read from: the log reuses it (RAW_PARSED). */
+  json?: Record<string, unknown>;
 }
 
 /** The reply, reassembled. */

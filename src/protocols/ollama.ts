@@ -83,7 +83,7 @@ export class OllamaReplyAssembler implements LlmReplyAssembler {
       return { content: false, chunk: true, error };
     }
     if (typeof o.model === 'string') this.model = o.model;
-    const info: LlmChunkInfo = { content: false, chunk: true };
+    const info: LlmChunkInfo = { content: false, chunk: true, json: o };
     const message = asObject(o.message);
     // /api/chat puts text in message.content; /api/generate in response.
     const delta = typeof message?.content === 'string' ? message.content : typeof o.response === 'string' ? o.response : '';

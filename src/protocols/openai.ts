@@ -86,7 +86,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
     }
     if (typeof o.model === 'string') this.model = o.model;
     if (typeof o.type === 'string' && o.type.startsWith('response.')) return this.pushResponsesEvent(o);
-    const info: LlmChunkInfo = { content: false, chunk: true };
+    const info: LlmChunkInfo = { content: false, chunk: true, json: o };
     const usage = openAiUsage(o.usage);
     if (usage) this.usage = usage;
     const choices = Array.isArray(o.choices) ? o.choices : [];
@@ -164,7 +164,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
 
   /** The Responses API's typed events. */
   private pushResponsesEvent(o: Record<string, unknown>): LlmChunkInfo {
-    const info: LlmChunkInfo = { content: false, chunk: true };
+    const info: LlmChunkInfo = { content: false, chunk: true, json: o };
     switch (o.type) {
       case 'response.output_text.delta':
         if (typeof o.delta === 'string') {

@@ -3,7 +3,7 @@
  * `llm-request`, `llm-chunk`, `llm-response` and `llm-error` records out. Pure apart from the sink.
  */
 import type { Channel } from '../types.js';
-import { LEVEL, type LlmToolCall, type RecordSink } from '../log/schema.js';
+import { LEVEL, RAW_PARSED, type LlmToolCall, type RecordSink } from '../log/schema.js';
 import { roundMs } from './correlator.js';
 import { preview, previewJson } from '../protocols/mcp.js';
 import { errorText, parseJson, type LlmReply, type LlmReplyAssembler, type LlmRequestSummary } from '../protocols/llm.js';
@@ -93,6 +93,7 @@ export class LlmTurn {
         raw: text,
         msg: info.delta ? `Model streams ${JSON.stringify(preview(info.delta, 60))}.` : info.done ? 'The stream says it is done.' : 'Model streams a chunk.',
         ...(info.delta ? { delta: info.delta } : {}),
+        ...(info.json ? { [RAW_PARSED]: info.json } : {}),
       };
       this.sink.write(draft);
     }

@@ -44,7 +44,8 @@ describe('Ollama replies', () => {
     expect(reply.toolCalls).toEqual([]);
     expect(reply.chunkCount).toBe(turn2.toString('utf8').trim().split('\n').length);
     const { infos } = assemble([turn2]);
-    expect(infos[0]).toEqual({ content: true, chunk: true, delta: 'The' });
+    // The parsed line comes along, for the log's redaction to reuse.
+    expect(infos[0]).toEqual({ content: true, chunk: true, delta: 'The', json: JSON.parse(turn2.toString('utf8').split('\n')[0]!) });
     expect(infos.at(-1)!.done).toBe(true);
   });
 

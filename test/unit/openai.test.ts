@@ -50,7 +50,7 @@ describe('OpenAI streamed replies', () => {
     const role = a.push('{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}');
     expect(role.content).toBe(false);
     a.push('{"choices":[{"index":0,"delta":{"reasoning_content":"hmm"}}]}');
-    expect(a.push('{"choices":[{"index":0,"delta":{"content":"上海"}}]}')).toEqual({ content: true, chunk: true, delta: '上海' });
+    expect(a.push('{"choices":[{"index":0,"delta":{"content":"上海"}}]}')).toEqual({ content: true, chunk: true, delta: '上海', json: { choices: [{ index: 0, delta: { content: '上海' } }] } });
     a.push('{"choices":[{"index":0,"delta":{"content":"晴"}}],"usage":null}');
     expect(a.result()).toMatchObject({ content: '上海晴', thinking: 'hmm' });
   });

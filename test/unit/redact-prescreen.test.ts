@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { PRESCREEN, PRESCREEN_LONGEST, Redactor, SCREEN_SOURCE } from '../../src/log/redact.js';
+import { holdsPrescreenLiteral, PRESCREEN_LITERALS, PRESCREEN_LONGEST, Redactor, SCREEN_SOURCE } from '../../src/log/redact.js';
 import { cutIntoLengths } from '../support/chunks.js';
 
 const screen = new RegExp(SCREEN_SOURCE, 'i');
@@ -21,7 +21,7 @@ describe('redaction prescreen', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ maxLength: 6 })), { maxLength: 14 }), (parts) => {
         const text = parts.join('');
-        if (screen.test(text)) expect(PRESCREEN.test(text)).toBe(true);
+        if (screen.test(text)) expect(holdsPrescreenLiteral(text)).toBe(true);
       }),
       { numRuns: 20_000 },
     );
@@ -30,13 +30,27 @@ describe('redaction prescreen', () => {
   it('passes the shapes the screen exists for, and lets plain text through without the screen', () => {
     for (const text of ['{"password":"x"}', '--token abc', 'Authorization: Bearer abcdefgh12', 'sk-proj-abcdefghijklmnop', 'postgres://u:pw@h/db', '{"x-api-key":"v"}', '"pwd":1']) {
       expect(screen.test(text)).toBe(true);
-      expect(PRESCREEN.test(text)).toBe(true);
+      expect(holdsPrescreenLiteral(text)).toBe(true);
     }
-    expect(PRESCREEN.test('{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"It is raining in Sacramento"}]}}')).toBe(false);
+    expect(holdsPrescreenLiteral('{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"It is raining in Sacramento"}]}}')).toBe(false);
+  });
+
+  it('its regexes find a literal exactly where one regex of all the literals does, in any case', () => {
+    const all = new RegExp(PRESCREEN_LITERALS, 'i');
+    const bits = ['pa', 'ss', 'pw', 'd', 'se', 'cr', 'et', 'to', 'ken', 'k', 'ey', 'au', 'th', 'coo', 'kie', 'cred', 'ential', 'sk', '-', '_', 'gh', 'p', 'o', 'u', 's', 'r', 'github', 'pat', 'x', 'ak', 'ia', 'as', 'ai', 'za', 'live', 'j', 'bear', 'er', 'ba', 'sic', ':', '/', ' ', 'q'];
+    const literals = PRESCREEN_LITERALS.replace('gh[pousr]_', 'ghp_|gho_|ghu_|ghs_|ghr_').replace(/\\/g, '').split('|');
+    const anyCase = fc.tuple(fc.constantFrom(...bits, ...literals), fc.boolean()).map(([bit, upper]) => (upper ? bit.toUpperCase() : bit));
+    fc.assert(
+      fc.property(fc.array(fc.oneof(anyCase, fc.string({ maxLength: 3 })), { maxLength: 12 }), (parts) => {
+        const text = parts.join('');
+        expect(holdsPrescreenLiteral(text)).toBe(all.test(text));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 
   it('PRESCREEN_LONGEST is the length of its longest literal (streamed pieces are screened with that much tail)', () => {
-    const lengths = PRESCREEN.source.split('|').map((alt) => alt.replace(/\[[^\]]+\]/g, 'x').replace(/\\/g, '').length);
+    const lengths = PRESCREEN_LITERALS.split('|').map((alt) => alt.replace(/\[[^\]]+\]/g, 'x').replace(/\\/g, '').length);
     expect(Math.max(...lengths)).toBe(PRESCREEN_LONGEST);
   });
 

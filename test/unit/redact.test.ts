@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { REDACTED, Redactor, compilePattern, isSecretKey, redactHeaders } from '../../src/log/redact.js';
 import { McptapError } from '../../src/types.js';
+import { RAW_PARSED } from '../../src/log/schema.js';
 
 // Credential-shaped test values, built at run time so no scanner mistakes this file for a leak.
 const OPENAI = ['sk', 'proj', 'Abcdefghij0123456789KLMNOPqrstuv'].join('-');
@@ -164,13 +165,16 @@ describe('redactRecord', () => {
   });
 });
 
-describe('llm-chunk: a secret split across stream chunks', () => {
+// Once as a tap hands chunks over, with the line it parsed (RAW_PARSED), and once with the raw text alone.
+describe.each([true, false])('llm-chunk: a secret split across stream chunks (parsed line handed over: %s)', (handParsed) => {
   function chunk(redactor: Redactor, exchange: string, content: string): { delta: string; raw: string; redacted?: boolean } {
+    const json = { choices: [{ index: 0, delta: { content } }] };
     const rec = {
       v: 1, time: 1, seq: 0, session: 's', kind: 'llm-chunk', dir: 's2c', exchange, sinceMs: 1,
-      raw: JSON.stringify({ choices: [{ index: 0, delta: { content } }] }),
+      raw: JSON.stringify(json),
       delta: content,
       msg: 'chunk',
+      ...(handParsed ? { [RAW_PARSED]: json } : {}),
     };
     return run(redactor, rec) as never;
   }
