@@ -383,9 +383,10 @@ export type RecordDraft = DistributiveOmit<LogRecord, 'v' | 'seq' | 'session' | 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
- * On an llm-chunk draft whose `raw` its tap has already parsed: the parsed value, so the log's redaction does not
- * parse every chunk a second time. A symbol key, so JSON.stringify leaves it out of the record; it must never be
- * modified (redaction copies what it changes).
+ * On a draft whose `raw` its tap has already parsed as JSON: the parsed value. The log's redaction then need not
+ * parse an LLM chunk a second time, and a long raw is quoted faster (record-json.ts). Only for a raw that is JSON
+ * text decoded from the traffic's bytes. A symbol key, so JSON.stringify leaves it out of the record; it must
+ * never be modified (redaction copies what it changes).
  */
 export const RAW_PARSED = Symbol('mcptap.rawParsed');
 

@@ -13,6 +13,7 @@
 import type { Channel } from '../types.js';
 import { AppendFile } from './append-file.js';
 import { cannotOpenLogMessage, describeError, openLogFile } from './open-file.js';
+import { recordJson } from './record-json.js';
 import { Redactor, type RedactRules } from './redact.js';
 import { RotatingFile, type LogTarget } from './rotate.js';
 import { LEVEL, LOG_FORMAT_VERSION, type RecordDraft, type RecordSink } from './schema.js';
@@ -152,7 +153,7 @@ export class LogWriter implements RecordSink {
     if (draft.level === undefined) stamp += `"level":${LEVEL.info},`;
     if (draft.session === undefined) stamp += this.sessionField;
     if (draft.channel === undefined) stamp += this.channelField;
-    let json = JSON.stringify(draft);
+    let json = recordJson(draft);
     // The one place every record passes: redaction here covers every tap. Usually one regex test.
     if (this.redactor) json = this.redactor.redactJson(draft, json);
     destination.write(`${stamp}${this.labelField}${json.slice(1)}\n`, QUEUE_ALLOWANCE[draft.kind] ?? 1);

@@ -10,7 +10,7 @@ import type { Direction, Frame, JsonRpcId, Message } from '../types.js';
 import { decodeJsonRpc, peekIdAndMethod } from '../protocols/jsonrpc.js';
 import { withoutCutCharacter } from '../framing/lines.js';
 import { asObject, asString, describePeer, peerInfo } from '../protocols/mcp.js';
-import { LEVEL, type FrameFields, type RecordDraft, type RecordSink } from '../log/schema.js';
+import { LEVEL, RAW_PARSED, type FrameFields, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { Correlator, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_AGE_MS, roundMs, type OpenRequest } from './correlator.js';
 import {
   describeError,
@@ -54,7 +54,7 @@ export class McpSession {
     const kept = frame.truncated ? withoutCutCharacter(frame.bytes) : frame.bytes;
     const utf8 = isUtf8(kept);
     const text = kept.toString('utf8');
-    const base: FrameFields & { time: number } = {
+    const base: FrameFields & { time: number; [RAW_PARSED]?: unknown } = {
       time: frame.time,
       bytes: frame.size,
       raw: utf8 ? text : kept.toString('base64'),
@@ -77,7 +77,10 @@ export class McpSession {
     }
     const decoded = decodeJsonRpc(text);
     if (!decoded.batch) {
-      this.observeMessage(frame, base, decoded.messages[0]!, text);
+      const message = decoded.messages[0]!;
+      // The log quotes a long raw faster when it knows the raw is JSON text (record-json.ts).
+      if (utf8 && 'json' in message && message.json !== undefined) base[RAW_PARSED] = message.json;
+      this.observeMessage(frame, base, message, text);
       return;
     }
     const count = decoded.messages.length;
