@@ -5,7 +5,7 @@
  * A relay allocates a little JS per chunk and much more outside the JS heap: each read's bytes live in an
  * ArrayBuffer that is freed only once a collection finds its small handle dead. Under a fast stream V8 grows a
  * busy thread's young generation from 1 MB per half to 16 MB, so collections come rarely and the bytes pile up
- * on every thread. Measured, `mcptap http` relaying 1 GiB: 175–193 MB peak RSS as V8 has it, 150–159 MB with
+ * on every thread. Measured, `mcptap http` relaying 1 GiB: 175–193 MB peak RSS as V8 has it, 140–161 MB with
  * the young generation kept small, at the same rate.
  *
  * V8's flags belong to the process, and V8 resets this one to its default whenever it sets up a heap, which it

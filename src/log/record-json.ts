@@ -3,7 +3,7 @@
  * of JSON text, a big frame's.
  *
  * JSON.stringify escapes a string by looking at each of its characters: a 64 KiB frame took it 290 µs on 2
- * cores, as long as parsing the frame, redacting it and writing it together. But a raw text the tap has parsed
+ * cores, about a quarter of all the inspection of that frame. But a raw text the tap has parsed
  * as JSON (the draft carries RAW_PARSED) can hold no character JSON.stringify would escape other than `"`, `\`
  * and the whitespace between its tokens: when those are few (a frame of base64, of plain text), they are found
  * with a search for each instead, and the frame is quoted in 8–16 µs. Anything else takes JSON.stringify.
