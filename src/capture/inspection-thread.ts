@@ -107,7 +107,7 @@ export function unpackChunks(batch: PostedBatch): (ref: ChunkRef) => Buffer {
 export interface InspectionWorkerData {
   config: object;
   shared: SharedArrayBuffer;
-  /** The CLI keeps young generations small (young-generation.ts): the thread's heap set-up undid that, so it asks again. */
+  /** The CLI keeps young generations small (young-generation.ts): the thread applies it, for both threads, once it runs. */
   keepYoungGenerationSmall: boolean;
 }
 

@@ -7,7 +7,7 @@
 import { setPriority } from 'node:os';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { CALLS_SLOT, PROCESSED_SLOT, READY_SLOT, unpackChunks, type ChunkRef, type InspectionWorkerData, type PostedBatch } from './inspection-thread.js';
-import { keepYoungGenerationSmall } from './young-generation.js';
+import { stopYoungGenerationGrowth } from './young-generation.js';
 
 /**
  * The inspection thread's nice value on Linux, where nice is per thread. When the relay, the client, the server
@@ -31,7 +31,7 @@ export type ChunkAt = (ref: ChunkRef) => Buffer;
  */
 export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (call: unknown[], chunkAt: ChunkAt) => number, afterSlice?: () => void): void {
   yieldToTheTraffic();
-  if ((workerData as InspectionWorkerData).keepYoungGenerationSmall) keepYoungGenerationSmall();
+  if ((workerData as InspectionWorkerData).keepYoungGenerationSmall) void stopYoungGenerationGrowth();
   const pending: { calls: unknown[][]; chunkAt: ChunkAt }[] = [];
   let batchIndex = 0;
   let scheduled = false;

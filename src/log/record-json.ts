@@ -8,7 +8,6 @@
  * and the whitespace between its tokens: when those are few (a frame of base64, of plain text), they are found
  * with a search for each instead, and the frame is quoted in 8–16 µs. Anything else takes JSON.stringify.
  */
-import { randomUUID } from 'node:crypto';
 import { RAW_PARSED } from './schema.js';
 
 /** Shorter raw texts gain nothing worth a second path. */
@@ -17,8 +16,11 @@ const LONG_RAW_CHARS = 4096;
 /** More `"` and `\` than this (a frame of JSON in JSON), and JSON.stringify is the faster. */
 const MAX_QUOTED_ESCAPES = 64;
 
-/** Stands in for `raw` while the rest of the record is serialized; unguessable, so no traffic holds it. */
-const RAW_STAND_IN = `\u0000mcptap-raw-${randomUUID()}\u0000`;
+/**
+ * Stands in for `raw` while the rest of the record is serialized. Random (about 100 bits), so traffic cannot
+ * hold it; not from node:crypto, which costs the inspection thread milliseconds to load while the server starts.
+ */
+const RAW_STAND_IN = `\u0000mcptap-raw-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}\u0000`;
 const RAW_STAND_IN_JSON = JSON.stringify(RAW_STAND_IN);
 
 /** `JSON.stringify(draft)`. */
