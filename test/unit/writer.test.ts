@@ -103,6 +103,18 @@ describe('LogWriter', () => {
     expect(records.every((r, i) => r.msg === text(i))).toBe(true);
   });
 
+  test('long records, all ASCII or with one character beyond it, come out byte for byte', async () => {
+    const file = join(root, 'long-records.ndjson');
+    const w = new LogWriter({ file, ...base });
+    // Long records are counted and, when all ASCII, copied as latin1: one non-ASCII character must change that.
+    const raw = (i: number) => `${'x'.repeat(4000 + i * 97)}${i % 2 === 1 ? '\u00e9\u{1F600}' : ''}`;
+    for (let i = 0; i < 400; i++) w.write({ time: i, kind: 'invalid', dir: 's2c', reason: 'plain text, not JSON', raw: raw(i), bytes: 0, msg: 'long' });
+    await w.close();
+    const records = lines(file);
+    expect(records).toHaveLength(400);
+    expect(records.every((r, i) => r.raw === raw(i))).toBe(true);
+  });
+
   test('a flood past the queue bound drops frame records, keeps mcptap\u2019s own, and says in the log how many went', async () => {
     const file = join(root, 'flood.ndjson');
     const warnings: string[] = [];
