@@ -11,7 +11,7 @@ import { LEVEL } from '../log/schema.js';
 
 // ws exports its frame parser and extension helpers at run time, but its type declarations leave them out.
 interface ReceiverLike {
-  write(chunk: Buffer): boolean;
+  write(chunk: Buffer, callback: (error?: Error | null) => void): boolean;
   on(event: 'message', listener: (data: Buffer | Buffer[], isBinary: boolean) => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
 }
@@ -21,12 +21,31 @@ const ws = wsModule as unknown as {
   extension: { parse(header: string): Record<string, unknown[]> };
 };
 
-/** One upgraded connection: raw bytes of either direction in, MCP records out. */
+/** One direction's raw bytes, as forwarded at `time`. */
+interface PassedChunk {
+  dir: 'c2s' | 's2c';
+  chunk: Buffer;
+  time: number;
+  mono: number;
+}
+
+/**
+ * One upgraded connection: raw bytes of either direction in, MCP records out.
+ *
+ * The two directions are decoded one chunk at a time, in the order the chunks passed. A compressed message is
+ * inflated asynchronously, and the other direction's decoder, fed meanwhile, let a small answer overtake the
+ * large request it answers: the response was logged first and matched no request.
+ */
 export class WebSocketSession {
   private readonly entry: McpSessionEntry;
   private readonly taps: Record<'c2s' | 's2c', MessageTap>;
   private ended = false;
   private skipping = false;
+  /** Chunks waiting for the one being decoded. */
+  private readonly waiting: PassedChunk[] = [];
+  private decoding = false;
+  /** The connection closed while chunks were still waiting: its end comes after them. */
+  private endAt: { time: number; mono: number } | undefined;
 
   constructor(
     private readonly observer: HttpObserver,
@@ -43,7 +62,23 @@ export class WebSocketSession {
   /** Raw bytes of one direction, as forwarded at `time`. */
   data(dir: 'c2s' | 's2c', chunk: Buffer, time: number, mono: number): void {
     if (this.skipping) return;
-    this.taps[dir].write(chunk, time, mono);
+    this.waiting.push({ dir, chunk, time, mono });
+    this.decodeNext();
+  }
+
+  /** Hand the next waiting chunk to its direction's decoder, once the one before is decoded to the end. */
+  private decodeNext(): void {
+    if (this.decoding) return;
+    const next = this.waiting.shift();
+    if (!next) {
+      if (this.endAt) this.finish(this.endAt.time, this.endAt.mono);
+      return;
+    }
+    this.decoding = true;
+    this.taps[next.dir].write(next.chunk, next.time, next.mono, () => {
+      this.decoding = false;
+      this.decodeNext();
+    });
   }
 
   /**
@@ -64,8 +99,14 @@ export class WebSocketSession {
     });
   }
 
-  /** Either side closed: the session ends (its unanswered requests become `pending`). */
+  /** Either side closed: the session ends (its unanswered requests become `pending`) once its chunks are decoded. */
   end(time: number, mono: number): void {
+    if (this.endAt) return;
+    this.endAt = { time, mono };
+    if (!this.decoding && this.waiting.length === 0) this.finish(time, mono);
+  }
+
+  private finish(time: number, mono: number): void {
     if (this.ended) return;
     this.ended = true;
     this.observer.endSession(this.entry, time, mono);
@@ -73,7 +114,8 @@ export class WebSocketSession {
 }
 
 interface MessageTap {
-  write(chunk: Buffer, time: number, mono: number): void;
+  /** Decode `chunk`; `decoded` is called once every message it completes has been handed on. */
+  write(chunk: Buffer, time: number, mono: number, decoded: () => void): void;
 }
 
 /** Decode one direction's frames into messages for the session. */
@@ -97,7 +139,7 @@ function messageTap(entry: McpSessionEntry, exchangeId: string, dir: 'c2s' | 's2
   }
   const receiver = new ws.Receiver({ isServer, extensions, binaryType: 'nodebuffer', maxPayload: 0, skipUTF8Validation: true });
   // A message completed by a chunk is stamped with that chunk's time. (An uncompressed message is emitted inside
-  // write(); a compressed one after inflating, by when the last chunk's time is still the best there is.)
+  // write(); a compressed one after inflating, and no later chunk is written before then: see WebSocketSession.)
   let lastTime = Date.now();
   let lastMono = performance.now();
   receiver.on('message', (data: Buffer | Buffer[], isBinary: boolean) => {
@@ -137,11 +179,15 @@ function messageTap(entry: McpSessionEntry, exchangeId: string, dir: 'c2s' | 's2
     });
   });
   return {
-    write(chunk, time, mono) {
-      if (broken) return;
+    write(chunk, time, mono, decoded) {
+      if (broken) {
+        decoded();
+        return;
+      }
       lastTime = time;
       lastMono = mono;
-      receiver.write(chunk);
+      // The callback comes once the chunk is parsed, a compressed message it ends inflated and emitted included.
+      receiver.write(chunk, () => decoded());
     },
   };
 }
