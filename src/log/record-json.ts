@@ -39,12 +39,14 @@ export function recordJson(draft: object): string {
  * `\`; undefined when the text is not of that kind and JSON.stringify should do it.
  */
 export function quoteJsonText(text: string): string | undefined {
-  // JSON.stringify escapes control characters (here only `\t`, `\n`, `\r` can be) and lone surrogates.
-  if (text.includes('\n') || text.includes('\r') || text.includes('\t') || !text.isWellFormed()) return undefined;
+  // Counted first: a frame of JSON in JSON, the usual big frame, is turned away after a few hundred characters,
+  // before the searches below read it whole.
   let escapes = 0;
   for (const special of ['"', '\\']) {
     for (let at = text.indexOf(special); at !== -1; at = text.indexOf(special, at + 1)) if (++escapes > MAX_QUOTED_ESCAPES) return undefined;
   }
+  // JSON.stringify also escapes control characters (here only `\t`, `\n`, `\r` can be) and lone surrogates.
+  if (text.includes('\n') || text.includes('\r') || text.includes('\t') || !text.isWellFormed()) return undefined;
   if (escapes === 0) return `"${text}"`;
   return `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
 }
