@@ -257,11 +257,14 @@ export class Redactor {
   private readonly screenExtra: RegExp[];
   private readonly hasExtraRules: boolean;
 
-  /** True when the text might hold a secret. One regex test; false is certain. */
-  screen(text: string): boolean {
+  /**
+   * True when the text might hold a secret. One regex test; false is certain. `exactText`: the same text where
+   * `text` has `\u` escapes (see redactRecord).
+   */
+  screen(text: string, exactText = text): boolean {
     // Most text holds none of the default rules' literals; the literal-only prescreen says so about twice as
     // fast as the screen, whose look-behinds and repeats are slow on long frames. User rules skip it.
-    return !this.passesPrescreen(text) && this.screenPastPrescreen(text);
+    return !this.passesPrescreen(text) && this.screenPastPrescreen(exactText);
   }
 
   /** The screen's own regexes, for a text the prescreen did not let through. */
@@ -380,16 +383,19 @@ export class Redactor {
   /**
    * Redact one whole record, as LogWriter hands it over. Returns the record itself when nothing needed hiding,
    * else a redacted copy marked `redacted: true`. `line` is the record already serialized: when the screen
-   * finds nothing there (the common case) no field is looked at one by one.
+   * finds nothing there (the common case) no field is looked at one by one. `exactLine` is the same JSON as
+   * JSON.stringify writes it, when `line` writes some characters as `\u` escapes (see recordJson): the
+   * prescreen's ASCII literals read the same in both, but the screen's regexes must see the characters
+   * themselves (`\s` matches a no-break space, `\u00a0` does not).
    */
-  redactRecord<T extends Mutable>(record: T, line: string): T {
+  redactRecord<T extends Mutable>(record: T, line: string, exactLine = line): T {
     const chunk = record.kind === 'llm-chunk';
     // A streamed body (SSE or NDJSON) may hold a secret split across its events, which no single regex over the
     // line can see: such bodies are always read event by event.
     const streamBody = typeof record.body === 'string' && record.bodyEncoding !== 'base64' && looksLikeStream(record.body);
     if (!chunk) {
       if (record.kind === 'llm-response' || record.kind === 'llm-error' || record.kind === 'http-end') this.endStream(record);
-      if (!streamBody && !this.screen(line)) return record;
+      if (!streamBody && !this.screen(line, exactLine)) return record;
     }
     let copy: Mutable | undefined;
     const set = (key: string, value: unknown): void => {
@@ -399,7 +405,7 @@ export class Redactor {
     // A line without any prescreen literal has none in its raw either (escaping leaves the literals' characters
     // as they are): the chunk then needs no second prescreen of its raw.
     const literal = chunk && !this.passesPrescreen(line);
-    const fields = !chunk || (literal && this.screenPastPrescreen(line)) ? Object.entries(record) : [];
+    const fields = !chunk || (literal && this.screenPastPrescreen(exactLine)) ? Object.entries(record) : [];
     for (const [key, value] of fields) {
       if (key === 'raw' || key === 'body' || key === 'data') {
         const encoded = key === 'raw' ? record.rawEncoding : key === 'body' ? record.bodyEncoding : undefined;
@@ -423,13 +429,14 @@ export class Redactor {
   }
 
   /**
-   * For LogWriter, which serializes each draft once: `json` is `JSON.stringify(draft)`. Returns `json` itself
-   * when nothing needs hiding (the common case costs one regex test over it), else the JSON of a redacted copy.
-   * Never throws: should redaction itself fail, the record is written without its content rather than with it.
+   * For LogWriter, which serializes each draft once: `json` is its JSON, and `exactJson` the same as
+   * JSON.stringify writes it (see redactRecord). Returns `json` itself when nothing needs hiding (the common case
+   * costs one regex test over it), else the JSON of a redacted copy. Never throws: should redaction itself fail,
+   * the record is written without its content rather than with it.
    */
-  redactJson(draft: object, json: string): string {
+  redactJson(draft: object, json: string, exactJson = json): string {
     try {
-      const out = this.redactRecord(draft as Mutable, json);
+      const out = this.redactRecord(draft as Mutable, json, exactJson);
       return out === draft ? json : JSON.stringify(out);
     } catch (error) {
       const d = draft as Mutable;

@@ -153,9 +153,10 @@ export class LogWriter implements RecordSink {
     if (draft.level === undefined) stamp += `"level":${LEVEL.info},`;
     if (draft.session === undefined) stamp += this.sessionField;
     if (draft.channel === undefined) stamp += this.channelField;
-    let json = recordJson(draft);
+    const serialized = recordJson(draft);
+    let json = serialized.text;
     // The one place every record passes: redaction here covers every tap. Usually one regex test.
-    if (this.redactor) json = this.redactor.redactJson(draft, json);
+    if (this.redactor) json = this.redactor.redactJson(draft, json, serialized.exact);
     destination.write(`${stamp}${this.labelField}${json.slice(1)}\n`, QUEUE_ALLOWANCE[draft.kind] ?? 1);
     return seq;
   }

@@ -1,6 +1,6 @@
 /**
- * recordJson is JSON.stringify, made faster for long raw JSON text: its output must be the same text for every
- * draft, whichever path it takes.
+ * recordJson is JSON.stringify, made faster for long raw JSON text: its line must read back as the same value
+ * for every draft, whichever path it takes, and `exact` must be JSON.stringify's own text.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -11,17 +11,33 @@ import { RAW_PARSED } from '../../src/log/schema.js';
 const longJsonText = (value: unknown, filler: string, spaced: boolean): string =>
   JSON.stringify({ value, padding: filler.repeat(Math.ceil(5000 / Math.max(1, filler.length))) }, null, spaced ? '\t' : undefined);
 
+const isAscii = (text: string): boolean => /^[\u0000-\u007f]*$/.test(text);
+
 describe('recordJson', () => {
-  it('gives exactly what JSON.stringify gives, for drafts with long raw JSON text of any content', () => {
-    const filler = fc.oneof(fc.constant('x'), fc.constant('iVBORw0KGgo+/='), fc.string({ maxLength: 8 }), fc.string({ unit: 'binary', maxLength: 4 }), fc.constant('"\\'));
+  it('gives what JSON.stringify gives, for drafts with long raw JSON text of any content', () => {
+    const filler = fc.oneof(fc.constant('x'), fc.constant('iVBORw0KGgo+/='), fc.string({ minLength: 1, maxLength: 8 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 4 }), fc.constant('"\\'));
+    const msg = fc.oneof(fc.string({ maxLength: 20 }), fc.string({ unit: 'binary', maxLength: 20 }), fc.constant('Server log (info): xxxx…'));
     fc.assert(
-      fc.property(fc.jsonValue(), filler, fc.boolean(), fc.string({ maxLength: 20 }), (value, fill, spaced, msg) => {
+      fc.property(fc.jsonValue(), filler, fc.boolean(), msg, fc.boolean(), (value, fill, spaced, msg, parsed) => {
         const raw = longJsonText(value, fill, spaced);
-        const draft = { time: 1, kind: 'notification', raw, msg, [RAW_PARSED]: JSON.parse(raw) as unknown };
-        expect(recordJson(draft)).toBe(JSON.stringify(draft));
+        const draft = { time: 1, kind: 'notification', raw, msg, ...(parsed ? { [RAW_PARSED]: JSON.parse(raw) as unknown } : {}) };
+        const { text, exact } = recordJson(draft);
+        const stringified = JSON.stringify(draft);
+        expect(exact).toBe(stringified);
+        expect(JSON.parse(text)).toEqual(JSON.parse(stringified));
+        // Escapes only where they keep the line one byte per character: outside the raw, and only when needed.
+        if (isAscii(msg)) expect(text).toBe(stringified);
+        if (isAscii(raw)) expect(isAscii(text)).toBe(true);
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('keeps the line of a big ASCII frame in ASCII when its summary holds an ellipsis', () => {
+    const raw = `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${'x'.repeat(65000)}"}}`;
+    const { text } = recordJson({ time: 1, kind: 'notification', raw, msg: 'Server log (info): xxxx…', [RAW_PARSED]: JSON.parse(raw) as unknown });
+    expect(isAscii(text)).toBe(true);
+    expect(text.endsWith('"msg":"Server log (info): xxxx\\u2026"}')).toBe(true);
   });
 
   it('takes the quick path for a big frame of plain text or base64, and not for JSON inside JSON', () => {
@@ -31,9 +47,8 @@ describe('recordJson', () => {
     expect(quoteJsonText('{"a":"\ud800"}')).toBeUndefined();
   });
 
-  it('leaves a draft without a parsed raw to JSON.stringify, whatever its raw holds', () => {
-    const raw = `not json \u0001 ${'x'.repeat(5000)}`;
-    const draft = { time: 1, kind: 'invalid', raw };
-    expect(recordJson(draft)).toBe(JSON.stringify(draft));
+  it('leaves a short record to JSON.stringify, whatever its fields hold', () => {
+    const draft = { time: 1, kind: 'invalid', raw: 'not json \u0001', msg: 'The server’s line…' };
+    expect(recordJson(draft)).toEqual({ text: JSON.stringify(draft), exact: JSON.stringify(draft) });
   });
 });

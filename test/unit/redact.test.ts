@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { REDACTED, Redactor, compilePattern, isSecretKey, redactHeaders } from '../../src/log/redact.js';
 import { McptapError } from '../../src/types.js';
 import { RAW_PARSED } from '../../src/log/schema.js';
+import { recordJson } from '../../src/log/record-json.js';
 
 // Credential-shaped test values, built at run time so no scanner mistakes this file for a leak.
 const OPENAI = ['sk', 'proj', 'Abcdefghij0123456789KLMNOPqrstuv'].join('-');
@@ -229,6 +230,24 @@ describe.each([true, false])('llm-chunk: a secret split across stream chunks (pa
       expect(out.delta).toBe(piece);
       expect(out.redacted).toBeUndefined();
     }
+  });
+});
+
+describe('a big frame whose line escapes its other fields (recordJson)', () => {
+  // A field outside a 64 KiB ASCII raw puts a no-break space after "Bearer": the line writes it as \u00a0, which
+  // the screen's `\s` does not match, so the screen must read the exact JSON. (The raw here does not hold the
+  // same text, as a raw usually would, so that only the escaped field can give the secret away.)
+  const token = 'abcdefghij0123456789KLMNOP';
+  const raw = JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'upstream refused' }, padding: 'x'.repeat(65536) });
+  const draft = { time: 1, kind: 'response', dir: 's2c', id: 1, error: { code: -32000, message: `upstream refused Bearer\u00a0${token}` }, raw, [RAW_PARSED]: JSON.parse(raw) as unknown, msg: 'Error -32000 …' };
+
+  it('still finds the secret the escapes hide from a regex', () => {
+    const { text, exact } = recordJson(draft);
+    expect(text).not.toBe(exact);
+    expect(text).toContain('\\u00a0');
+    const out = JSON.parse(r.redactJson(draft, text, exact)) as { redacted?: boolean; error: { message: string }; raw: string };
+    expect(out.redacted).toBe(true);
+    expect(out.error.message).toBe(`upstream refused Bearer\u00a0${REDACTED}`);
   });
 });
 
