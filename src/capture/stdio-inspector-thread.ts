@@ -86,7 +86,8 @@ export class StdioInspectorThread implements StdioInspection {
 
   inputEnd(time: number, mono: number): void {
     this.endStream(STREAM.c2s, time, mono);
-    this.thread.post([CALL.inputEnd, time, mono]);
+    // Posted at once: from now on the relay asks whether the server still owes answers (serverMayOweClient).
+    this.thread.postNow([CALL.inputEnd, time, mono]);
   }
 
   record(draft: RecordDraft): void {
