@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { untilIdle } from './idle.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const MCPTAP = join(here, '..', 'bin', 'mcptap.js');
@@ -85,31 +86,6 @@ function peakRssPoller(pid) {
     }
   }, 50);
   return () => (clearInterval(timer), peakKb / 1024);
-}
-
-/** CPU time (clock ticks) a process has used so far, or undefined where /proc cannot tell (not Linux). */
-function cpuTicks(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Resolves once none of `pids` has used CPU for 100 ms (at most 10 s; 300 ms where /proc cannot tell). */
-async function untilIdle(pids) {
-  const sample = () => pids.map(cpuTicks);
-  if (sample().includes(undefined)) return new Promise((r) => setTimeout(r, 300));
-  const until = Date.now() + 10_000;
-  let last = sample().join();
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 100));
-    const now = sample().join();
-    if (now === last || Date.now() > until) return;
-    last = now;
-  }
 }
 
 export async function runHttpBenchmarks({ quick = false } = {}) {

@@ -51,7 +51,7 @@ const rounds = quick ? 1000 : 5000;
 const rows = [];
 for (const s of subjects) {
   const before = await received();
-  const rt = await roundTrips(s, rounds, 200);
+  const { warm: rt } = await roundTrips(s, rounds, 200);
   const st = await startup(s, quick ? 3 : 10);
   rows.push([s.name, rt.msgsPerSecond.toFixed(0), rt.p50us.toFixed(0), rt.p99us.toFixed(0), st.medianMs.toFixed(1), String((await received()) - before)]);
 }
