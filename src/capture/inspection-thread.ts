@@ -25,10 +25,9 @@ export const MAX_STARTING_BACKLOG_BYTES = 64 * 1024 * 1024;
 const MAX_BATCH_BYTES = 1024 * 1024;
 
 /**
- * How long a batch gathers calls before it is posted. Every post wakes the thread, and each wake costs more than
- * the calls themselves on a small machine: the thread's event loop turns, its log write follows, and V8's helper
- * threads run its young-generation collections, all competing with the relay, the client and the server for the
- * cores. Measured on 2 cores, sequential stdio round trips against a bare relay (8 alternating runs each):
+ * How long a batch gathers calls before it is posted. Every post wakes the thread, and on a small machine the
+ * wakes cost the traffic more than the work they bring. Measured on 2 cores, sequential stdio round trips
+ * against a bare relay (8 alternating runs each):
  *
  * - a post per turn of the relay's event loop, as this did first: a post per frame, 100 µs of the relay's CPU
  *   per round trip;
