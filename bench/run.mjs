@@ -31,20 +31,25 @@ const direct = stdio.find((r) => r.subject === 'direct');
 // With NODE_EXTRA_CA_CERTS set, start-up is measured twice: as this environment has it, and without it.
 const withoutExtraCa = direct.medianMsWithoutExtraCa !== undefined;
 const added = (r, key) => (r.subject === 'direct' ? '–' : `+${fmt(r[key] - direct[key])}`);
+/** The rate columns of one stdio window (see bench/stdio.mjs), against the bare relay's in the same window. */
+const RATE_HEADINGS = ['round trips msgs/s', 'vs bare relay', 'p50 µs', 'p99 µs', '64 KiB frames MB/s', 'vs bare relay'];
+const rateCells = (rates, bareRates) => [
+  fmt(rates.msgsPerSecond, 0),
+  ratio(rates.msgsPerSecond, bareRates.msgsPerSecond),
+  fmt(rates.p50us, 0),
+  fmt(rates.p99us, 0),
+  fmt(rates.mbPerSecond),
+  ratio(rates.mbPerSecond, bareRates.mbPerSecond),
+];
 const stdioTable = table(
   [
-    'stdio', 'round trips msgs/s', 'vs bare relay', 'p50 µs', 'p99 µs', '64 KiB frames MB/s', 'vs bare relay', 'start-up ms', 'added vs direct',
+    'stdio', ...RATE_HEADINGS, 'start-up ms', 'added vs direct',
     ...(withoutExtraCa ? ['start-up ms, no NODE_EXTRA_CA_CERTS', 'added vs direct'] : []),
     `peak RSS, one ${quick ? 20 : 100} MB frame`,
   ],
   stdio.map((r) => [
     r.subject,
-    fmt(r.msgsPerSecond, 0),
-    ratio(r.msgsPerSecond, bare.msgsPerSecond),
-    fmt(r.p50us, 0),
-    fmt(r.p99us, 0),
-    fmt(r.mbPerSecond),
-    ratio(r.mbPerSecond, bare.mbPerSecond),
+    ...rateCells(r.warm, bare.warm),
     fmt(r.medianMs),
     added(r, 'medianMs'),
     ...(withoutExtraCa ? [fmt(r.medianMsWithoutExtraCa), added(r, 'medianMsWithoutExtraCa')] : []),
@@ -52,19 +57,8 @@ const stdioTable = table(
   ]),
 );
 
-// The same rates while each process was fresh (see bench/stdio.mjs): the first windows, before the second.
-const freshTable = table(
-  ['stdio, fresh process', 'round trips msgs/s', 'vs bare relay', 'p50 µs', 'p99 µs', '64 KiB frames MB/s', 'vs bare relay'],
-  stdio.map((r) => [
-    r.subject,
-    fmt(r.freshMsgsPerSecond, 0),
-    ratio(r.freshMsgsPerSecond, bare.freshMsgsPerSecond),
-    fmt(r.freshP50us, 0),
-    fmt(r.freshP99us, 0),
-    fmt(r.freshMbPerSecond),
-    ratio(r.freshMbPerSecond, bare.freshMbPerSecond),
-  ]),
-);
+// The same rates while each process was fresh: the first windows, before the second.
+const freshTable = table(['stdio, fresh process', ...RATE_HEADINGS], stdio.map((r) => [r.subject, ...rateCells(r.fresh, bare.fresh)]));
 
 const rows = httpResult.rows;
 const bareProxy = rows.find((r) => r.subject === 'bare http-proxy');
