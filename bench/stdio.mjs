@@ -106,7 +106,7 @@ export async function throughput(subject, frames = 512, frameBytes = 64 * 1024) 
   const child = start(subject);
   const padding = 'x'.repeat(frameBytes - 80);
   const line = `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${padding}"}}\n`;
-  const window = async () => {
+  const measureWindow = async () => {
     const total = Buffer.byteLength(line) * frames;
     let received = 0;
     let onData;
@@ -125,10 +125,10 @@ export async function throughput(subject, frames = 512, frameBytes = 64 * 1024) 
     child.stdout.off('data', onData);
     return { mbPerSecond: total / 1e6 / (Number(process.hrtime.bigint() - begin) / 1e9) };
   };
-  const fresh = await window();
+  const fresh = await measureWindow();
   // The relay may still be logging the first window's frames: the second starts once it has gone idle.
   await untilIdle([child.pid]);
-  const warm = await window();
+  const warm = await measureWindow();
   await stop(child);
   return { fresh, warm };
 }
