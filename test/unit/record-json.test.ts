@@ -47,6 +47,14 @@ describe('recordJson', () => {
     expect(quoteJsonText('{"a":"\ud800"}')).toBeUndefined();
   });
 
+  it('serializes a long raw that is not JSON (control characters, lone surrogates) as JSON.stringify does', () => {
+    const draft = { time: 1, kind: 'invalid', raw: `not json \u0001\t\ud800 ${'x'.repeat(5000)}`, msg: 'The server’s line…' };
+    const { text, exact } = recordJson(draft);
+    expect(exact).toBe(JSON.stringify(draft));
+    expect(JSON.parse(text)).toEqual(JSON.parse(exact));
+    expect(isAscii(text)).toBe(true);
+  });
+
   it('leaves a short record to JSON.stringify, whatever its fields hold', () => {
     const draft = { time: 1, kind: 'invalid', raw: 'not json \u0001', msg: 'The server’s line…' };
     expect(recordJson(draft)).toEqual({ text: JSON.stringify(draft), exact: JSON.stringify(draft) });
