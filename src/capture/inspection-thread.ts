@@ -44,9 +44,18 @@ export const BATCH_DELAY_MS = 50;
 export const PROCESSED_SLOT = 0;
 /** Slot 1: set to 1 once the thread has started. */
 export const READY_SLOT = 1;
-/** Slot 2: calls the thread has carried out (mod 2^32). Taps use the slots after it. */
+/** Slot 2: calls the thread has carried out (mod 2^32). */
 export const CALLS_SLOT = 2;
-export const FIRST_TAP_SLOT = 3;
+/** Slot 3: set to 1 once the thread has written its log for a process that is exiting (see handOverAtExit). */
+export const EXITING_WRITTEN_SLOT = 3;
+/** Taps use the slots from here on. */
+export const FIRST_TAP_SLOT = 4;
+
+/**
+ * How long a process that is exiting without closing its taps (an uncaught exception, process.exit) waits for
+ * each inspection thread to write what it has. Only such an exit waits, and only while a thread is working.
+ */
+export const EXIT_WAIT_MS = 1000;
 
 /**
  * The worker script `name` (a file of src/capture, built to dist/capture). Under vitest the library runs from
@@ -80,6 +89,8 @@ export interface PostedBatch {
   packed?: ArrayBuffer;
   /** Where each chunk ends in `packed` (a Uint32Array's buffer). */
   ends?: ArrayBuffer;
+  /** The process is exiting: carry out everything, write the log synchronously, then say so (EXITING_WRITTEN_SLOT). */
+  atExit?: true;
 }
 
 /** Pack `chunks` into one fresh buffer (movable to another thread) and the offsets where each ends. */
@@ -121,6 +132,34 @@ export interface InspectionWorkerData {
 /** What an inspection thread sends back: a notice for stderr. */
 export type InspectionThreadReply = { notice: string };
 
+/**
+ * The Node options an inspection thread starts with: this process's, as Node would pass them on, less
+ * `--input-type`. Node refuses a worker file started with it ("--input-type can only be used with string
+ * input"), so a host run as `node --input-type=module -e …` had a tap whose thread never started.
+ */
+export function workerExecArgv(execArgv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    if (execArgv[i] === '--input-type') i++;
+    else if (!execArgv[i]!.startsWith('--input-type=')) kept.push(execArgv[i]!);
+  }
+  return kept;
+}
+
+/** Threads started and not yet finished, for the exit hook. */
+const runningThreads = new Set<InspectionThread>();
+let exitHookInstalled = false;
+
+/**
+ * Node's 'exit' on the main thread, when taps were not closed first (a crash, process.exit): the copies still
+ * batched here, and whatever the threads have not written yet, would die with the process. Records of the
+ * frames before a crash are the ones someone debugging it needs most, so each thread gets them and a bounded
+ * time to write its log. (A clean exit closes its taps first, and then no thread is left running.)
+ */
+function handOverAtExit(): void {
+  for (const thread of runningThreads) thread.handOverAtExit();
+}
+
 export class InspectionThread {
   readonly shared: Int32Array;
   private readonly worker: Worker;
@@ -137,6 +176,8 @@ export class InspectionThread {
   private caughtUp = false;
   /** Calls posted so far (mod 2^32), against the thread's count of calls carried out. */
   private postedCalls = 0;
+  /** Set once finish() has posted the last call. */
+  private finishing = false;
 
   constructor(private readonly options: InspectionThreadOptions) {
     const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * options.sharedSlots);
@@ -144,7 +185,7 @@ export class InspectionThread {
     // The log fd was opened on this thread and is closed here once the thread is done (finish): a worker may
     // not close a descriptor the main thread opened.
     const workerData: InspectionWorkerData = { config: { ...options.config, closeFd: false }, shared, keepYoungGenerationSmall: youngGenerationKeptSmall() };
-    this.worker = new Worker(options.script, { workerData });
+    this.worker = new Worker(options.script, { workerData, execArgv: workerExecArgv(process.execArgv) });
     this.worker.on('message', (message: InspectionThreadReply) => options.notice(message.notice));
     this.exited = new Promise((resolve) => {
       this.worker.once('error', (error) => {
@@ -156,6 +197,12 @@ export class InspectionThread {
         resolve();
       });
     });
+    runningThreads.add(this);
+    void this.exited.then(() => runningThreads.delete(this));
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on('exit', handOverAtExit);
+    }
   }
 
   /** Bytes posted and not yet taken in by the thread. */
@@ -228,16 +275,33 @@ export class InspectionThread {
   flush(): void {
     this.flushScheduled = false;
     if (this.batch.length === 0 || this.failed) return;
-    const batch: PostedBatch = { calls: this.batch, ...packChunks(this.chunks) };
+    this.send({});
+  }
+
+  /** Post the batch (emptying it), with `extra` fields. */
+  private send(extra: Pick<PostedBatch, 'atExit'>): void {
+    const batch: PostedBatch = { calls: this.batch, ...packChunks(this.chunks), ...extra };
     this.batch = [];
     this.chunks = [];
     this.batchBytes = 0;
     this.worker.postMessage(batch, batch.packed ? [batch.packed, batch.ends!] : []);
   }
 
+  /**
+   * The process is exiting without having finished this thread (see handOverAtExit): post what is batched and
+   * block, at most EXIT_WAIT_MS, while the thread carries out its calls and writes its log. Synchronous, as
+   * Node's 'exit' handlers must be.
+   */
+  handOverAtExit(): void {
+    if (this.failed || this.finishing) return;
+    this.send({ atExit: true });
+    Atomics.wait(this.shared, EXITING_WRITTEN_SLOT, 0, EXIT_WAIT_MS);
+  }
+
   /** Post the last message, wait for the thread to finish its work and exit, and close the log fd. */
   async finish(lastMessage: unknown): Promise<void> {
     this.post(lastMessage);
+    this.finishing = true;
     this.flush();
     await this.exited;
     const fd = this.options.config.fd;

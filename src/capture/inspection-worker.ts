@@ -6,8 +6,9 @@
  */
 import { setPriority } from 'node:os';
 import { workerData, type MessagePort } from 'node:worker_threads';
-import { CALLS_SLOT, PROCESSED_SLOT, READY_SLOT, unpackChunks, type ChunkRef, type InspectionWorkerData, type PostedBatch } from './inspection-thread.js';
+import { CALLS_SLOT, EXIT_WAIT_MS, EXITING_WRITTEN_SLOT, PROCESSED_SLOT, READY_SLOT, unpackChunks, type ChunkRef, type InspectionWorkerData, type PostedBatch } from './inspection-thread.js';
 import { stopYoungGenerationGrowth } from './young-generation.js';
+import { flushOpenWriters } from '../log/writer.js';
 
 /**
  * The inspection thread's nice value on Linux, where nice is per thread. When the relay, the client, the server
@@ -20,6 +21,9 @@ export const INSPECTION_NICE = 10;
 /** Calls, or bytes of traffic, carried out before the thread lets its event loop turn. */
 const SLICE_CALLS = 512;
 const SLICE_BYTES = 256 * 1024;
+
+/** For a process that is exiting: how long the thread carries out calls before it writes what it has. */
+const EXIT_WORK_MS = EXIT_WAIT_MS / 2;
 
 /** Gives the chunk a call refers to (a ChunkRef from InspectionThread.counted) as a Buffer of its own. */
 export type ChunkAt = (ref: ChunkRef) => Buffer;
@@ -35,11 +39,11 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
   const pending: { calls: unknown[][]; chunkAt: ChunkAt }[] = [];
   let batchIndex = 0;
   let scheduled = false;
-  const work = (): void => {
-    scheduled = false;
+  /** Carry out calls while `more` (given the calls and bytes so far) allows, then update the shared counters. */
+  const carryOutWhile = (more: (done: number, taken: number) => boolean): void => {
     let taken = 0;
     let done = 0;
-    while (pending.length > 0 && done < SLICE_CALLS && taken < SLICE_BYTES) {
+    while (pending.length > 0 && more(done, taken)) {
       const batch = pending[0]!;
       taken += carryOut(batch.calls[batchIndex++]!, batch.chunkAt);
       done++;
@@ -52,6 +56,10 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     // After the tap's own counters: a main thread that sees every call carried out also sees their effect.
     afterSlice?.();
     Atomics.add(counters, CALLS_SLOT, done);
+  };
+  const work = (): void => {
+    scheduled = false;
+    carryOutWhile((done, taken) => done < SLICE_CALLS && taken < SLICE_BYTES);
     if (pending.length > 0) schedule();
   };
   const schedule = (): void => {
@@ -59,9 +67,21 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     scheduled = true;
     setImmediate(work);
   };
+  /**
+   * The main thread is exiting and blocks until this thread says its log is written (InspectionThread.
+   * handOverAtExit): carry out what is pending while there is time, write every log synchronously, say so.
+   */
+  const writeBeforeExit = (): void => {
+    const until = performance.now() + EXIT_WORK_MS;
+    carryOutWhile(() => performance.now() < until);
+    flushOpenWriters();
+    Atomics.store(counters, EXITING_WRITTEN_SLOT, 1);
+    Atomics.notify(counters, EXITING_WRITTEN_SLOT);
+  };
   port.on('message', (batch: PostedBatch) => {
     pending.push({ calls: batch.calls as unknown[][], chunkAt: unpackChunks(batch) });
-    schedule();
+    if (batch.atExit) writeBeforeExit();
+    else schedule();
   });
   // The thread has started: from now on the main thread holds it to the steady backlog limit.
   Atomics.store(counters, READY_SLOT, 1);

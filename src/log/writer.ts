@@ -34,7 +34,8 @@ const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
  */
 const openWriters = new Set<LogWriter>();
 let exitHook = false;
-function flushOpenWriters(): void {
+/** Write what every open writer of this thread has queued, synchronously (for an exit; see InspectionThread). */
+export function flushOpenWriters(): void {
   for (const writer of openWriters) writer.flushAtExit();
 }
 

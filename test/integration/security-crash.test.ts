@@ -53,6 +53,51 @@ describe('records are flushed on exit', () => {
   });
 });
 
+describe("a tap's inspection thread, when its process ends without closing the tap", () => {
+  const INDEX = join(ROOT, 'dist/index.js');
+
+  /** A node process that relays `count` frames through a stdio tap around `cat`, then ends the way `ending` says. */
+  function relayThenEnd(ending: string, count: number): { logDir: string; status: number | null; stderr: string } {
+    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-crash-tap-'));
+    const script = `
+      const { PassThrough } = await import('node:stream');
+      const { startStdioTap } = await import(${JSON.stringify(INDEX)});
+      const input = new PassThrough();
+      const output = new PassThrough();
+      startStdioTap({ command: 'cat', logDir: ${JSON.stringify(logDir)}, input, output, errorOutput: new PassThrough(), watchdog: false });
+      const lines = Array.from({ length: ${count} }, (_, i) => '{"jsonrpc":"2.0","id":' + i + ',"method":"ping"}\\n').join('');
+      let echoed = '';
+      output.on('data', (chunk) => {
+        echoed += chunk;
+        // Every frame is back: end right after this event (the tap's own listener sees the chunk first), long
+        // before the tap's batch of copies goes to its thread.
+        if (echoed.length === lines.length) setImmediate(() => { ${ending} });
+      });
+      input.write(lines);
+    `;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    return { logDir, status: run.status, stderr: run.stderr };
+  }
+
+  it.each([
+    ['an uncaught exception', "throw new Error('the host crashed');", 1],
+    ['process.exit', 'process.exit(4);', 4],
+  ])('still logs every frame it relayed: %s', (_name, ending, expectedStatus) => {
+    const count = 50;
+    const { logDir, status, stderr } = relayThenEnd(ending, count);
+    expect(status, stderr).toBe(expectedStatus);
+    const [file] = readdirSync(logDir).filter((f) => f.endsWith('.ndjson'));
+    const records = readFileSync(join(logDir, file!), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { dir?: string; id?: number; raw?: string });
+    for (const dir of ['c2s', 's2c']) {
+      const ids = records.filter((r) => r.dir === dir && r.raw !== undefined).map((r) => r.id);
+      expect(ids, dir).toEqual(Array.from({ length: count }, (_, i) => i));
+    }
+  });
+});
+
 describe('an exception in the logging path', () => {
   it('is reported once on stderr, and every byte still flows both ways', async () => {
     const logDir = mkdtempSync(join(tmpdir(), 'mcptap-sink-'));

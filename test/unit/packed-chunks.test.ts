@@ -1,10 +1,10 @@
 /**
  * The inspection thread's transport: a batch's chunks are packed end to end into one movable buffer, and the
- * thread takes each one back out as a Buffer of its own.
+ * thread takes each one back out as a Buffer of its own; and the Node options the thread starts with.
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { packChunks, unpackChunks } from '../../src/capture/inspection-thread.js';
+import { packChunks, unpackChunks, workerExecArgv } from '../../src/capture/inspection-thread.js';
 
 describe('packed chunks', () => {
   test('every chunk comes back byte for byte, empty ones and large ones included', () => {
@@ -23,5 +23,13 @@ describe('packed chunks', () => {
 
   test('a batch without chunks packs nothing', () => {
     expect(packChunks([])).toEqual({});
+  });
+});
+
+describe('workerExecArgv', () => {
+  test('passes on the Node options but --input-type, which a worker file cannot start with', () => {
+    expect(workerExecArgv(['--input-type=module', '-e', 'code', '--enable-source-maps'])).toEqual(['-e', 'code', '--enable-source-maps']);
+    expect(workerExecArgv(['--input-type', 'module', '--cpu-prof'])).toEqual(['--cpu-prof']);
+    expect(workerExecArgv([])).toEqual([]);
   });
 });
