@@ -13,7 +13,7 @@
  *   any other character makes the whole string two bytes each. One `…` in a big frame's summary (`msg`) did
  *   that to its whole record, and each later step over the line (the redaction prescreen, counting its UTF-8
  *   bytes, encoding them) slowed down: in a profile of 64 KiB frames, flattening the line for the prescreen
- *   and counting its bytes took about 430 µs per record. So the fields other than `raw` write such characters
+ *   and counting its bytes took about 400 µs per record. So the fields other than `raw` write such characters
  *   as `\u` escapes, which every JSON reader reads back as the same text, and the line stays one byte per
  *   character whenever the frame itself is ASCII. (Measured: the inspection thread's CPU per echoed 64 KiB
  *   frame, two records, fell from 1348–1777 µs to 1113–1133 µs.)
