@@ -146,6 +146,22 @@ export function workerExecArgv(execArgv: readonly string[]): string[] {
   return kept;
 }
 
+/**
+ * Start the worker with this process's Node options (workerExecArgv), so that `--cpu-prof` and the like reach
+ * the thread too. Node refuses V8's options for a worker (`--max-old-space-size`, `--stack-size`,
+ * `--perf-basic-prof`: "invalid execArgv flags"), and `node --max-old-space-size=4096 mcptap …` then inspected
+ * on the main thread. V8's options belong to the whole process and are in force in the thread without being
+ * passed, so the thread is started again with none.
+ */
+function startWorker(script: URL, workerData: InspectionWorkerData): Worker {
+  try {
+    return new Worker(script, { workerData, execArgv: workerExecArgv(process.execArgv) });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+    return new Worker(script, { workerData, execArgv: [] });
+  }
+}
+
 /** Threads started and not yet finished, for the exit hook. */
 const runningThreads = new Set<InspectionThread>();
 let exitHookInstalled = false;
@@ -185,7 +201,7 @@ export class InspectionThread {
     // The log fd was opened on this thread and is closed here once the thread is done (finish): a worker may
     // not close a descriptor the main thread opened.
     const workerData: InspectionWorkerData = { config: { ...options.config, closeFd: false }, shared, keepYoungGenerationSmall: youngGenerationKeptSmall() };
-    this.worker = new Worker(options.script, { workerData, execArgv: workerExecArgv(process.execArgv) });
+    this.worker = startWorker(options.script, workerData);
     this.worker.on('message', (message: InspectionThreadReply) => options.notice(message.notice));
     this.exited = new Promise((resolve) => {
       this.worker.once('error', (error) => {
