@@ -199,9 +199,14 @@ export class TextHash {
   }
 }
 
-/** The recent text of one streamed field, and whether it holds any of PRESCREEN_LITERALS. */
+/**
+ * The recent text of one streamed field (at least its last STREAM_TAIL_CHARS characters, at most twice that),
+ * and whether it holds any of PRESCREEN_LITERALS. Updated in place, chunk after chunk.
+ */
 interface StreamTail {
   text: string;
+  /** The last PRESCREEN_LONGEST - 1 characters of the text (kept apart: slicing `text` would flatten it). */
+  edge: string;
   hinted: boolean;
 }
 
@@ -460,7 +465,7 @@ export class Redactor {
    * in the part this chunk holds.
    */
   private redactChunk(record: Mutable, set: (key: string, value: unknown) => void, lineHoldsLiteral: boolean): void {
-    const streamKey = `${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`;
+    const streamKey = this.streamKeyOf(record);
     let tails = this.streams.get(streamKey);
     if (!tails) {
       if (this.streams.size >= MAX_STREAMS) this.streams.delete(this.streams.keys().next().value as string);
@@ -496,6 +501,18 @@ export class Redactor {
     judged.hash.add(record.raw).add('\n');
   }
 
+  /** The last stream key made, by its session and exchange: a stream's chunks come one after another. */
+  private lastStream = { session: undefined as unknown, exchange: undefined as unknown, key: '' };
+
+  /** The key of the stream a record belongs to: its session and exchange. */
+  private streamKeyOf(record: Mutable): string {
+    const last = this.lastStream;
+    if (record.session === last.session && record.exchange === last.exchange && last.key !== '') return last.key;
+    const key = `${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`;
+    this.lastStream = { session: record.session, exchange: record.exchange, key };
+    return key;
+  }
+
   /** The lines of `streamKey`'s stream judged so far as llm-chunks (see JudgedLines). */
   private judgedLines(streamKey: string): JudgedLines {
     let judged = this.judged.get(streamKey);
@@ -513,7 +530,7 @@ export class Redactor {
    * text and change nothing. A token stream's body then costs a hash instead of a second parse of every line.
    */
   private bodyJudgedClean(record: Mutable, body: string): boolean {
-    const streamKey = `${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`;
+    const streamKey = this.streamKeyOf(record);
     const judged = this.judged.get(streamKey);
     this.judged.delete(streamKey);
     return judged !== undefined && judged.clean && judged.hash.equals(new TextHash().add(body));
@@ -568,16 +585,19 @@ export class Redactor {
    */
   private redactStreamed(tails: Map<string, StreamTail>, value: unknown, path: string, clean: boolean): unknown {
     if (value === null || typeof value !== 'object') return value;
-    const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value as Mutable);
+    // Keys, not entries: a token stream walks a few small objects per chunk, and entries cost an array per field.
+    const array = Array.isArray(value);
+    const keys: readonly (string | number)[] = array ? (value as unknown[]).map((_, i) => i) : Object.keys(value);
     let copy: Mutable | unknown[] | undefined;
-    for (const [key, item] of entries) {
+    for (const key of keys) {
+      const item = (value as Record<string | number, unknown>)[key];
       let next: unknown;
       if (typeof item === 'string' && typeof key === 'string' && STREAMED_KEYS.has(key)) next = this.redactPiece(tails, `${path}/${key}`, item);
       else if (typeof item === 'object' && item !== null) next = this.redactStreamed(tails, item, `${path}/${key}`, clean);
       else if (clean) continue;
       else next = this.redactValue(item, typeof key === 'string' && this.isSecretKey(key));
       if (next !== item) {
-        copy ??= Array.isArray(value) ? value.slice() : { ...(value as Mutable) };
+        copy ??= array ? (value as unknown[]).slice() : { ...(value as Mutable) };
         (copy as Record<string | number, unknown>)[key] = next;
       }
     }
@@ -586,20 +606,28 @@ export class Redactor {
 
   /** One piece of a stream: hide whatever part of it belongs to a credential seen across the piece boundary. */
   private redactPiece(tails: Map<string, StreamTail>, field: string, piece: string): string {
-    const previous = tails.get(field);
-    const tail = previous?.text ?? '';
+    let state = tails.get(field);
+    if (!state) {
+      if (tails.size >= 64) tails.delete(tails.keys().next().value as string);
+      state = { text: '', edge: '', hinted: false };
+      tails.set(field, state);
+    }
+    const tail = state.text;
     const combined = tail + piece;
-    const text = combined.length > STREAM_TAIL_CHARS ? combined.slice(-STREAM_TAIL_CHARS) : combined;
-    if (tails.size >= 64 && !previous) tails.delete(tails.keys().next().value as string);
+    // Trimmed only once it is twice as long as it must be: trimming flattens the text, a copy of it every chunk.
+    state.text = combined.length > 2 * STREAM_TAIL_CHARS ? combined.slice(-STREAM_TAIL_CHARS) : combined;
     if (this.hasExtraRules) {
-      tails.set(field, { text, hinted: true });
+      state.hinted = true;
+      state.edge = '';
     } else {
-      // Every chunk of a stream would re-screen the whole tail (256 characters) to look at a few new ones. A
-      // literal the prescreen looks for lies either wholly in the tail (remembered as `hinted`) or within its
-      // last PRESCREEN_LONGEST - 1 characters and the piece: screen only that.
-      const fresh = holdsPrescreenLiteral(tail.slice(1 - PRESCREEN_LONGEST) + piece);
-      const hinted = previous?.hinted === true || fresh;
-      tails.set(field, { text, hinted: hinted && holdsPrescreenLiteral(text) });
+      // Every chunk of a stream would re-screen the whole tail to look at a few new characters. A literal the
+      // prescreen looks for lies either wholly in the tail (remembered as `hinted`) or within its last
+      // PRESCREEN_LONGEST - 1 characters and the piece: screen only that.
+      const edged = state.edge + piece;
+      state.edge = edged.slice(1 - PRESCREEN_LONGEST);
+      const fresh = holdsPrescreenLiteral(edged);
+      const hinted = state.hinted || fresh;
+      state.hinted = hinted && holdsPrescreenLiteral(state.text);
       if (!hinted) return piece;
     }
     if (!this.screen(combined)) return piece;

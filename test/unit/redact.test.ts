@@ -204,6 +204,18 @@ describe.each([true, false])('llm-chunk: a secret split across stream chunks (pa
     expect(outs.some((o) => o.redacted)).toBe(true);
   });
 
+  it('a key streamed a character at a time, after a long reply, is still caught', () => {
+    // The stream's remembered text is trimmed as it grows, and the edge where a literal may straddle two pieces
+    // is kept apart from it: both must hold up over many pieces, and over pieces shorter than any literal.
+    const redactor = new Redactor();
+    const prose = 'The forecast for the week ahead is mild. '.repeat(20);
+    for (let at = 0; at < prose.length; at += 7) expect(chunk(redactor, 'e4', prose.slice(at, at + 7)).delta).toBe(prose.slice(at, at + 7));
+    const outs = [...`key ${OPENAI} done`].map((c) => chunk(redactor, 'e4', c));
+    const joined = outs.map((o) => o.delta).join('');
+    for (let i = 0; i + 6 <= OPENAI.length; i++) expect(joined, OPENAI.slice(i, i + 6)).not.toContain(OPENAI.slice(i, i + 6));
+    expect(joined.startsWith('key s')).toBe(true);
+  });
+
   it('a secret JSON key streamed in tool-call argument fragments', () => {
     const redactor = new Redactor();
     const pieces = ['{"user":"ann","pass', 'word":"hun', 'ter2', '"}'];
