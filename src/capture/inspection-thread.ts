@@ -35,7 +35,8 @@ const MAX_BATCH_BYTES = 1024 * 1024;
  *   both), where building the batches and never posting them cost little (0.95x): the wakes were the cost;
  * - 50 ms: 0.81–0.84x, with 10% less CPU per round trip; 100 ms gained nothing more.
  *
- * Only the copy waits, never the traffic, and the log is written 50 ms later than it could be. A batch that
+ * Only the copy waits, never the traffic, and the log is written 50 ms later than it could be (later still while
+ * the traffic goes on without a pause: the thread then holds its work back, see traffic-gate.ts). A batch that
  * reaches MAX_BATCH_BYTES is posted at once, and so are the calls someone waits on (see `postNow`).
  */
 export const BATCH_DELAY_MS = 50;
@@ -48,8 +49,10 @@ export const READY_SLOT = 1;
 export const CALLS_SLOT = 2;
 /** Slot 3: set to 1 once the thread has written its log for a process that is exiting (see handOverAtExit). */
 export const EXITING_WRITTEN_SLOT = 3;
+/** Slot 4: when the main thread last posted a call, in ms since InspectionWorkerData.epoch (see traffic-gate.ts). */
+export const LAST_POST_SLOT = 4;
 /** Taps use the slots from here on. */
-export const FIRST_TAP_SLOT = 4;
+export const FIRST_TAP_SLOT = 5;
 
 /**
  * How long a process that is exiting without closing its taps (an uncaught exception, process.exit) waits for
@@ -91,6 +94,8 @@ export interface PostedBatch {
   ends?: ArrayBuffer;
   /** The process is exiting: carry out everything, write the log synchronously, then say so (EXITING_WRITTEN_SLOT). */
   atExit?: true;
+  /** Someone waits on a call of this batch: the thread carries it out without waiting for a pause (traffic-gate.ts). */
+  urgent?: true;
 }
 
 /** Pack `chunks` into one fresh buffer (movable to another thread) and the offsets where each ends. */
@@ -127,6 +132,8 @@ export interface InspectionWorkerData {
   shared: SharedArrayBuffer;
   /** The CLI keeps young generations small (young-generation.ts): the thread applies it, for both threads, once it runs. */
   keepYoungGenerationSmall: boolean;
+  /** Date.now() when the thread was made: LAST_POST_SLOT counts from it. */
+  epoch: number;
 }
 
 /** What an inspection thread sends back: a notice for stderr. */
@@ -194,13 +201,15 @@ export class InspectionThread {
   private postedCalls = 0;
   /** Set once finish() has posted the last call. */
   private finishing = false;
+  /** LAST_POST_SLOT's origin. */
+  private readonly epoch = Date.now();
 
   constructor(private readonly options: InspectionThreadOptions) {
     const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * options.sharedSlots);
     this.shared = new Int32Array(shared);
     // The log fd was opened on this thread and is closed here once the thread is done (finish): a worker may
     // not close a descriptor the main thread opened.
-    const workerData: InspectionWorkerData = { config: { ...options.config, closeFd: false }, shared, keepYoungGenerationSmall: youngGenerationKeptSmall() };
+    const workerData: InspectionWorkerData = { config: { ...options.config, closeFd: false }, shared, keepYoungGenerationSmall: youngGenerationKeptSmall(), epoch: this.epoch };
     this.worker = startWorker(options.script, workerData);
     this.worker.on('message', (message: InspectionThreadReply) => options.notice(message.notice));
     this.exited = new Promise((resolve) => {
@@ -256,6 +265,8 @@ export class InspectionThread {
     if (this.failed) return;
     this.batch.push(message);
     this.postedCalls = (this.postedCalls + 1) | 0;
+    // The thread holds its work back while calls keep coming (traffic-gate.ts).
+    Atomics.store(this.shared, LAST_POST_SLOT, Date.now() - this.epoch);
     if (this.batchBytes >= MAX_BATCH_BYTES) this.flush();
     else this.schedule();
   }
@@ -284,18 +295,18 @@ export class InspectionThread {
   /** Queue a message and post it with its batch now: for calls the main thread soon asks the thread about. */
   postNow(message: unknown): void {
     this.post(message);
-    this.flush();
+    this.flush({ urgent: true });
   }
 
   /** Send what is queued now. */
-  flush(): void {
+  flush(extra: Pick<PostedBatch, 'urgent'> = {}): void {
     this.flushScheduled = false;
     if (this.batch.length === 0 || this.failed) return;
-    this.send({});
+    this.send(extra);
   }
 
   /** Post the batch (emptying it), with `extra` fields. */
-  private send(extra: Pick<PostedBatch, 'atExit'>): void {
+  private send(extra: Pick<PostedBatch, 'atExit' | 'urgent'>): void {
     const batch: PostedBatch = { calls: this.batch, ...packChunks(this.chunks), ...extra };
     this.batch = [];
     this.chunks = [];
@@ -318,7 +329,7 @@ export class InspectionThread {
   async finish(lastMessage: unknown): Promise<void> {
     this.post(lastMessage);
     this.finishing = true;
-    this.flush();
+    this.flush({ urgent: true });
     await this.exited;
     const fd = this.options.config.fd;
     if (fd === undefined) return;

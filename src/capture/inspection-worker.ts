@@ -6,9 +6,10 @@
  */
 import { setPriority } from 'node:os';
 import { workerData, type MessagePort } from 'node:worker_threads';
-import { CALLS_SLOT, EXIT_WAIT_MS, EXITING_WRITTEN_SLOT, PROCESSED_SLOT, READY_SLOT, unpackChunks, type ChunkRef, type InspectionWorkerData, type PostedBatch } from './inspection-thread.js';
+import { CALLS_SLOT, EXIT_WAIT_MS, EXITING_WRITTEN_SLOT, LAST_POST_SLOT, PROCESSED_SLOT, READY_SLOT, unpackChunks, type ChunkRef, type InspectionWorkerData, type PostedBatch } from './inspection-thread.js';
 import { stopYoungGenerationGrowth } from './young-generation.js';
 import { flushOpenWriters } from '../log/writer.js';
+import { TrafficGate } from './traffic-gate.js';
 
 /**
  * The inspection thread's nice value on Linux, where nice is per thread. When the relay, the client, the server
@@ -35,10 +36,15 @@ export type ChunkAt = (ref: ChunkRef) => Buffer;
  */
 export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (call: unknown[], chunkAt: ChunkAt) => number, afterSlice?: () => void): void {
   yieldToTheTraffic();
-  if ((workerData as InspectionWorkerData).keepYoungGenerationSmall) void stopYoungGenerationGrowth();
-  const pending: { calls: unknown[][]; chunkAt: ChunkAt }[] = [];
+  const { keepYoungGenerationSmall, epoch } = workerData as InspectionWorkerData;
+  if (keepYoungGenerationSmall) void stopYoungGenerationGrowth();
+  const pending: { calls: unknown[][]; chunkAt: ChunkAt; bytes: number; urgent: boolean }[] = [];
+  let pendingBytes = 0;
   let batchIndex = 0;
   let scheduled = false;
+  /** The timer of a wait for the traffic to pause, while one runs. */
+  let waiting: NodeJS.Timeout | undefined;
+  const gate = new TrafficGate();
   /** Carry out calls while `more` (given the calls and bytes so far) allows, then update the shared counters. */
   const carryOutWhile = (more: (done: number, taken: number) => boolean): void => {
     let taken = 0;
@@ -49,6 +55,7 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
       done++;
       if (batchIndex >= batch.calls.length) {
         pending.shift();
+        pendingBytes -= batch.bytes;
         batchIndex = 0;
       }
     }
@@ -59,8 +66,17 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
   };
   const work = (): void => {
     scheduled = false;
+    waiting = undefined;
+    const sinceLastPost = (Date.now() - epoch - Atomics.load(counters, LAST_POST_SLOT)) | 0;
+    const wait = gate.waitBeforeWork({ now: performance.now(), sinceLastPost, pendingBytes, urgent: pending.some((batch) => batch.urgent) });
+    if (wait > 0) {
+      scheduled = true;
+      waiting = setTimeout(work, wait);
+      return;
+    }
     carryOutWhile((done, taken) => done < SLICE_CALLS && taken < SLICE_BYTES);
     if (pending.length > 0) schedule();
+    else gate.caughtUp();
   };
   const schedule = (): void => {
     if (scheduled) return;
@@ -79,9 +95,20 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     Atomics.notify(counters, EXITING_WRITTEN_SLOT);
   };
   port.on('message', (batch: PostedBatch) => {
-    pending.push({ calls: batch.calls as unknown[][], chunkAt: unpackChunks(batch) });
-    if (batch.atExit) writeBeforeExit();
-    else schedule();
+    const bytes = batch.packed?.byteLength ?? 0;
+    pending.push({ calls: batch.calls as unknown[][], chunkAt: unpackChunks(batch), bytes, urgent: batch.urgent === true });
+    pendingBytes += bytes;
+    if (batch.atExit) {
+      writeBeforeExit();
+      return;
+    }
+    // A wait for a pause is looked at again with what this batch brings (it may be urgent, or tip the bytes).
+    if (waiting) {
+      clearTimeout(waiting);
+      waiting = undefined;
+      scheduled = false;
+    }
+    schedule();
   });
   // The thread has started: from now on the main thread holds it to the steady backlog limit.
   Atomics.store(counters, READY_SLOT, 1);

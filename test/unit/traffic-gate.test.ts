@@ -1,0 +1,50 @@
+/**
+ * The inspection thread's gate: it works in the traffic's pauses, and never waits past its bounds.
+ */
+import { describe, expect, test } from 'vitest';
+import { MAX_WAIT_MS, MAX_WAITING_BYTES, QUIET_MS, TrafficGate, type TrafficNow } from '../../src/capture/traffic-gate.js';
+
+const busy = (now: number, extra: Partial<TrafficNow> = {}): TrafficNow => ({ now, sinceLastPost: 0, pendingBytes: 1000, urgent: false, ...extra });
+
+describe('TrafficGate', () => {
+  test('works at once when the relay has posted nothing for QUIET_MS', () => {
+    expect(new TrafficGate().waitBeforeWork(busy(0, { sinceLastPost: QUIET_MS }))).toBe(0);
+  });
+
+  test('waits while calls keep coming, looking again less and less often, and no longer than MAX_WAIT_MS in all', () => {
+    const gate = new TrafficGate();
+    const waits: number[] = [];
+    let now = 0;
+    for (let wait = gate.waitBeforeWork(busy(now)); wait > 0; wait = gate.waitBeforeWork(busy(now))) {
+      waits.push(wait);
+      now += wait;
+    }
+    expect(waits[0]).toBe(QUIET_MS);
+    expect(waits.slice(0, 4)).toEqual([QUIET_MS, 2 * QUIET_MS, 4 * QUIET_MS, 8 * QUIET_MS]);
+    expect(now).toBe(MAX_WAIT_MS);
+  });
+
+  test('once a wait ran out, everything pending is carried out before it waits again', () => {
+    const gate = new TrafficGate();
+    let now = 0;
+    for (let wait = gate.waitBeforeWork(busy(now)); wait > 0; wait = gate.waitBeforeWork(busy(now))) now += wait;
+    // Still busy, but catching up: slice after slice goes ahead.
+    expect(gate.waitBeforeWork(busy(now + 1))).toBe(0);
+    expect(gate.waitBeforeWork(busy(now + 2))).toBe(0);
+    gate.caughtUp();
+    expect(gate.waitBeforeWork(busy(now + 3))).toBe(QUIET_MS);
+  });
+
+  test('a pause ends a wait: the next look is when the traffic would have been quiet for QUIET_MS', () => {
+    const gate = new TrafficGate();
+    expect(gate.waitBeforeWork(busy(0))).toBe(QUIET_MS);
+    // Looked again after 5 ms: the last call came 2 ms ago, so it looks again in (at least) 3 ms.
+    expect(gate.waitBeforeWork(busy(5, { sinceLastPost: 2 }))).toBeGreaterThanOrEqual(QUIET_MS - 2);
+    expect(gate.waitBeforeWork(busy(15, { sinceLastPost: QUIET_MS + 1 }))).toBe(0);
+  });
+
+  test('an urgent call, or a backlog past MAX_WAITING_BYTES, does not wait', () => {
+    expect(new TrafficGate().waitBeforeWork(busy(0, { urgent: true }))).toBe(0);
+    expect(new TrafficGate().waitBeforeWork(busy(0, { pendingBytes: MAX_WAITING_BYTES }))).toBe(0);
+  });
+});
