@@ -2,7 +2,8 @@
  * The worker end of an inspection thread: takes the batches of calls the main thread posts and carries them out
  * in order, in slices. Between slices the thread's event loop turns, so the log's writes (and their callbacks)
  * keep pace with a burst: a backlog of many megabytes posted at once would otherwise become hundreds of
- * thousands of records before the first of them could be written.
+ * thousands of records before the first of them could be written. Before each slice it asks the traffic gate
+ * (traffic-gate.ts) whether to wait for the traffic to pause first.
  */
 import { setPriority } from 'node:os';
 import { workerData, type MessagePort } from 'node:worker_threads';
