@@ -2,9 +2,10 @@
  * When the inspection thread does its work: in the pauses of the traffic, not during a burst of it.
  *
  * On a small machine the thread's work competes with the relay, the client and the server for the cores, and a
- * nice value does not keep it out of their way (measured on 2 cores, a 2000-chunk HTTP stream at nice 10: 1.40–
- * 1.50x a bare proxy's time; with the thread waiting for the stream to pause, 1.19–1.26x). The kernel's idle
- * scheduling class would, but it is not open to a process without help. So the thread waits, by itself, while
+ * nice value does not keep it out of their way (measured on 2 cores, seven 2000-chunk HTTP streams back to back
+ * at nice 10: 1.26–1.34x a bare proxy's time; with the thread waiting for a pause, 1.21–1.23x; two A/B runs).
+ * The kernel's idle scheduling class would, but a process cannot put its own thread there without a helper
+ * program. So the thread waits, by itself, while
  * the relay is still posting copies, and catches up once it pauses, within bounds:
  *
  * - a pause is QUIET_MS without a call posted: a model streaming tokens pauses between them;

@@ -145,7 +145,6 @@ describe('the inspection thread', () => {
     expect(nices.filter((n) => n === INSPECTION_NICE)).toHaveLength(1);
   });
 
-
   it('starts when mcptap itself runs with V8 options, which Node refuses to pass to a worker', async () => {
     const logDir = mkdtempSync(join(tmpdir(), 'mcptap-v8-options-'));
     const child = spawn(process.execPath, ['--max-old-space-size=512', '--stack-size=2000', 'bin/mcptap.js', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -160,6 +159,7 @@ describe('the inspection thread', () => {
     const records = await readAllRecords([logDir]);
     expect(records.filter((r) => r.kind === 'request').map((r) => `${r.dir} ${r.method}`)).toEqual(['c2s ping', 's2c ping']);
   });
+
   it('counts a request the thread has not looked at yet as owed, so the stdin-EOF escalation waits for it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-owed-'));
     const file = join(dir, 'owed.ndjson');
