@@ -9,7 +9,7 @@
  * only a line known to be over the cap (cap + 2 bytes or more, so its head holds no line-ending `\r`) is cut.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { TAIL_BYTES } from './lines.js';
+import { NO_BYTES, TAIL_BYTES } from './lines.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -36,7 +36,7 @@ export class LineCap {
   private head: Buffer[] = [];
   /** Set once the current line is known to be over the cap. */
   private hash: Hash | undefined;
-  private tail: Buffer = Buffer.alloc(0);
+  private tail: Buffer = NO_BYTES;
   /** A `\r` that ended the last piece of an over-long line: content, or the start of its `\r\n`. */
   private heldCr = false;
   /** The over-long line ended with `\r\n`. */
@@ -106,7 +106,7 @@ export class LineCap {
     this.lineBytes = 0;
     this.head = [];
     this.hash = undefined;
-    this.tail = Buffer.alloc(0);
+    this.tail = NO_BYTES;
     this.heldCr = false;
   }
 

@@ -9,6 +9,9 @@ import { createHash, type Hash } from 'node:crypto';
 import type { Direction, Frame } from '../types.js';
 import type { OverlongEnd } from './line-cap.js';
 
+/** The tail of a line that has none yet: one shared empty buffer, not a new one for every line (about 60 ns each). */
+export const NO_BYTES = Buffer.alloc(0);
+
 const LF = 0x0a;
 const CR = 0x0d;
 /** How many last bytes of a truncated line are kept, for ids written after the payload. */
@@ -37,7 +40,7 @@ export class LineFramer {
   /** Running hash of the current line, started only once it outgrows the cap. */
   private hash: Hash | undefined;
   /** Last bytes of the current line, kept only once it outgrows the cap. */
-  private tail: Buffer = Buffer.alloc(0);
+  private tail: Buffer = NO_BYTES;
   /** The previous chunk ended in `\r`, which may belong to a `\r\n` split across chunks. */
   private pendingCr = false;
 
@@ -189,7 +192,7 @@ export class LineFramer {
     this.keptBytes = 0;
     this.lineBytes = 0;
     this.hash = undefined;
-    this.tail = Buffer.alloc(0);
+    this.tail = NO_BYTES;
   }
 }
 
