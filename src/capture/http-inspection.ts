@@ -40,8 +40,11 @@ export type ErrorSummary = { name: string; code?: string; message: string };
 /** Where the client's calls go: to the thread (which may refuse copies while behind), or inline. */
 export interface HttpCallChannel {
   send(call: HttpCall): void;
-  /** Send a call that carries `chunk`; false when the copy was refused because inspection is behind. */
-  sendCopy(call: HttpCall, chunk: Buffer): boolean;
+  /**
+   * Send a call that carries `chunk`, relayed at `time` (Date.now()); false when the copy was refused because
+   * inspection is behind.
+   */
+  sendCopy(call: HttpCall, chunk: Buffer, time: number): boolean;
   /** Send the close call and resolve once the inspector has written its last record. */
   close(call: HttpCall): Promise<void>;
 }
@@ -113,7 +116,7 @@ export class HttpInspectionClient {
   }
 
   private copy(x: number, call: HttpCall, chunk: Buffer, dir: 'c2s' | 's2c', time: number): void {
-    if (!this.skipping.has(x) && this.channel.sendCopy(call, chunk)) return;
+    if (!this.skipping.has(x) && this.channel.sendCopy(call, chunk, time)) return;
     this.skipping.add(x);
     this.channel.send([HTTP_CALL.skipped, x, dir, chunk.length, time]);
   }

@@ -33,12 +33,12 @@ export class HttpInspectorThread implements HttpCallChannel {
     this.thread.post(call);
   }
 
-  sendCopy(call: HttpCall, chunk: Buffer): boolean {
+  sendCopy(call: HttpCall, chunk: Buffer, time: number): boolean {
     if (this.thread.wouldOverflow(chunk.length, this.maxBacklogBytes)) return false;
     // The chunk travels packed with its batch and the call carries a reference to it (InspectionThread.counted).
     // The call was made for this send alone, so it may be changed.
     (call as unknown[])[CHUNK_INDEX] = this.thread.counted(chunk);
-    this.thread.post(call);
+    this.thread.post(call, time);
     return true;
   }
 

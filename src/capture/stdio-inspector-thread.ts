@@ -69,7 +69,7 @@ export class StdioInspectorThread implements StdioInspection {
         this.caps[stream].reset();
         return;
       }
-      thread.post([CALL.data, stream, thread.counted(piece.copy), time, mono]);
+      thread.post([CALL.data, stream, thread.counted(piece.copy), time, mono], time);
     }
   }
 
