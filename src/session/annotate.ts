@@ -101,7 +101,7 @@ export function describeRequest(dir: Direction, method: string, params: Record<s
     default:
       return KNOWN_METHODS.has(method)
         ? `${who(dir)} sends request ${method}.`
-        : `${who(dir)} sends request ${method} (a method this version of mcptap does not know; passed through as is).`;
+        : `${who(dir)} sends request ${method} (a method this version of mcptap does not know; relayed as is).`;
   }
 }
 
@@ -230,7 +230,7 @@ export function describeNotification(
     default:
       return KNOWN_METHODS.has(method)
         ? `${who(dir)} notifies ${method}.`
-        : `${who(dir)} notifies ${method} (a method this version of mcptap does not know; passed through as is).`;
+        : `${who(dir)} notifies ${method} (a method this version of mcptap does not know; relayed as is).`;
   }
 }
 
@@ -238,7 +238,7 @@ export function describeNotification(
 export function describeInvalid(dir: Direction, reason: string, head: string, partial: boolean, stdio: boolean): string {
   const shown = head.length ? `: "${preview(head, 100)}"` : '';
   if (partial) {
-    return `The ${dir === 'c2s' ? 'client' : 'server'}\u2019s stream ended in the middle of a line: these bytes were passed on, but without a newline the ${dir === 'c2s' ? 'server' : 'client'} cannot read them as a message${shown}.`;
+    return `The ${dir === 'c2s' ? 'client' : 'server'}\u2019s stream ended in the middle of a line: these bytes were relayed, but without a newline the ${dir === 'c2s' ? 'server' : 'client'} cannot read them as a message${shown}.`;
   }
   if (dir === 's2c' && stdio) {
     // The fix depends on the cause: a stray print goes to stderr, a pretty-printer loses its indent, a BOM goes.
