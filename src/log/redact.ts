@@ -157,8 +157,17 @@ const PRESCREEN_GROUPS = [
   /eyj|b(?:earer|asic)|:\/\//i,
 ];
 
+/**
+ * PRESCREEN_LITERALS as one regex, for short texts: a streamed piece and its edge, a few dozen characters at
+ * most, where calling six regexes costs more than reading the text (16 characters: 80 ns against 158).
+ */
+const PRESCREEN_AT_ONCE = new RegExp(PRESCREEN_LITERALS, 'i');
+/** Texts up to this long are screened with PRESCREEN_AT_ONCE (where the two measured about the same). */
+const SHORT_TEXT_CHARS = 32;
+
 /** True when `text` holds any of PRESCREEN_LITERALS: it might hold a secret. False is certain. */
 export function holdsPrescreenLiteral(text: string): boolean {
+  if (text.length <= SHORT_TEXT_CHARS) return PRESCREEN_AT_ONCE.test(text);
   for (const group of PRESCREEN_GROUPS) if (group.test(text)) return true;
   return false;
 }
