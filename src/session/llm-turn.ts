@@ -3,7 +3,7 @@
  * `llm-request`, `llm-chunk`, `llm-response` and `llm-error` records out. Pure apart from the sink.
  */
 import type { Channel } from '../types.js';
-import { LEVEL, RAW_PARSED, type LlmToolCall, type RecordSink } from '../log/schema.js';
+import { LEVEL, RAW_PARSED, type LlmToolCall, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { roundMs } from './correlator.js';
 import { preview, previewJson } from '../protocols/mcp.js';
 import { errorText, parseJson, type LlmReply, type LlmReplyAssembler, type LlmRequestSummary } from '../protocols/llm.js';
@@ -20,6 +20,9 @@ export interface LlmTurnOptions {
   /** Write one record per streamed chunk. */
   chunks: boolean;
 }
+
+/** An llm-chunk record as this turn hands it to the sink, with the line it parsed (RAW_PARSED). */
+type LlmChunkDraft = Extract<RecordDraft, { kind: 'llm-chunk' }> & { [RAW_PARSED]?: unknown };
 
 /** Observes one model call. Call in order: request → (response head → frames… | body) → end. */
 export class LlmTurn {
@@ -83,18 +86,19 @@ export class LlmTurn {
     if (!info.chunk) return;
     if (info.content && this.firstContentMono === undefined) this.firstContentMono = mono;
     if (this.chunks) {
-      const draft = {
+      const draft: LlmChunkDraft = {
         time,
         channel: this.channel as Channel,
-        kind: 'llm-chunk' as const,
-        dir: 's2c' as const,
+        kind: 'llm-chunk',
+        dir: 's2c',
         exchange: this.exchange,
         sinceMs: roundMs(mono - this.requestMono),
         raw: text,
         msg: info.delta ? `Model streams ${JSON.stringify(preview(info.delta, 60))}.` : info.done ? 'The stream says it is done.' : 'Model streams a chunk.',
-        ...(info.delta ? { delta: info.delta } : {}),
-        ...(info.json ? { [RAW_PARSED]: info.json } : {}),
       };
+      // Assigned, not spread in: this runs for every chunk of every stream, and spreading costs twice the time.
+      if (info.delta) draft.delta = info.delta;
+      if (info.json) draft[RAW_PARSED] = info.json;
       this.sink.write(draft);
     }
     if (info.error !== undefined && this.status < 400) this.writeError(info.error, 'in-stream', time);
