@@ -8,6 +8,9 @@ import { FORWARDED_SIGNALS, parseWrapFlags } from './wrap-flags.js';
 import { spawnServer } from '../capture/spawn-server.js';
 import { keepYoungGenerationSmall } from '../capture/young-generation.js';
 
+// Every command that relays runs through here: its inspection threads keep young generations small.
+keepYoungGenerationSmall();
+
 const argv = process.argv.slice(2);
 const separator = argv.indexOf('--');
 const flags = separator === -1 ? undefined : parseWrapFlags(argv.slice(0, separator));
@@ -22,11 +25,9 @@ if (flags) {
   const hold = (signal: NodeJS.Signals): void => void held.push(signal);
   if (early) for (const signal of FORWARDED_SIGNALS) process.on(signal, hold);
   const server = early ? spawnServer(command, args) : undefined;
-  keepYoungGenerationSmall();
   const { runWrap } = await import('./wrap.js');
   for (const signal of FORWARDED_SIGNALS) process.off(signal, hold);
   await runWrap(flags, wrapped, server, held);
 } else {
-  keepYoungGenerationSmall();
   await import('./main.js');
 }

@@ -627,7 +627,6 @@ export class Redactor {
     state.text = combined.length > 2 * STREAM_TAIL_CHARS ? combined.slice(-STREAM_TAIL_CHARS) : combined;
     if (this.hasExtraRules) {
       state.hinted = true;
-      state.edge = '';
     } else {
       // Every chunk of a stream would re-screen the whole tail to look at a few new characters. A literal the
       // prescreen looks for lies either wholly in the tail (remembered as `hinted`) or within its last
