@@ -56,9 +56,9 @@ export class TrafficGate {
     } else {
       this.nextLook = Math.min(2 * this.nextLook, MAX_LOOK_MS);
     }
-    // Look again when the traffic would have paused, or later while it goes on.
-    const untilQuiet = QUIET_MS - traffic.sinceLastPost;
-    return Math.max(1, Math.ceil(untilQuiet), Math.min(this.nextLook, MAX_WAIT_MS - (traffic.now - this.waitingSince)));
+    // Look again no sooner than the traffic could have paused (nextLook is QUIET_MS at least), and never past
+    // MAX_WAIT_MS.
+    return Math.max(1, Math.min(this.nextLook, MAX_WAIT_MS - (traffic.now - this.waitingSince)));
   }
 
   /** Nothing is pending any more: the next calls may wait for a pause again. */

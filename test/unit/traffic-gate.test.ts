@@ -35,12 +35,20 @@ describe('TrafficGate', () => {
     expect(gate.waitBeforeWork(busy(now + 3))).toBe(QUIET_MS);
   });
 
-  test('a pause ends a wait: the next look is when the traffic would have been quiet for QUIET_MS', () => {
+  test('a pause ends a wait: the first look after QUIET_MS without a call works', () => {
     const gate = new TrafficGate();
     expect(gate.waitBeforeWork(busy(0))).toBe(QUIET_MS);
-    // Looked again after 5 ms: the last call came 2 ms ago, so it looks again in (at least) 3 ms.
-    expect(gate.waitBeforeWork(busy(5, { sinceLastPost: 2 }))).toBeGreaterThanOrEqual(QUIET_MS - 2);
+    // Looked again after 5 ms: a call came 2 ms ago, so the traffic goes on; the next look is later still.
+    expect(gate.waitBeforeWork(busy(5, { sinceLastPost: 2 }))).toBe(2 * QUIET_MS);
     expect(gate.waitBeforeWork(busy(15, { sinceLastPost: QUIET_MS + 1 }))).toBe(0);
+  });
+
+  test('a look that comes late (a busy thread) still ends the wait at MAX_WAIT_MS, not after it', () => {
+    const gate = new TrafficGate();
+    gate.waitBeforeWork(busy(0));
+    // The timer fired 197 ms in: 3 ms are left.
+    expect(gate.waitBeforeWork(busy(MAX_WAIT_MS - 3, { sinceLastPost: 0 }))).toBe(3);
+    expect(gate.waitBeforeWork(busy(MAX_WAIT_MS, { sinceLastPost: 0 }))).toBe(0);
   });
 
   test('an urgent call, or a backlog past MAX_WAITING_BYTES, does not wait', () => {
