@@ -122,10 +122,18 @@ const DANGLING_PREFIX =
 
 /** Words that make the screen look closer (a secret key name followed by `:`, `=`, `,` or a flag's `--`). */
 const KEY_WORDS = String.raw`passw(?:or)?d|passphrase|secret|(?<!progress|page|next)token|api[-_ ]?key|authorization|cookie|private[-_]?key|access[-_]?key|credential`;
+/** A flag or variable name that ends in a key word: `--api-key`, `-x-auth-token`. */
+const FLAG_SCREEN = String.raw`--?[\w-]{0,40}(?:${KEY_WORDS})`;
+/**
+ * FLAG_SCREEN read from its key word on, the dashes before it checked by a look-behind once the key word is
+ * there: it finds a match in the same texts, but the match begins at the key word, within SCREEN_REACH
+ * characters of one of PRESCREEN_LITERALS.
+ */
+const FLAG_SCREEN_FROM_KEY_WORD = String.raw`(?:${KEY_WORDS})(?<=--?[\w-]{0,40}(?:${KEY_WORDS}))`;
 /** Cheap look at any text: could it hold a secret? False means certainly not (by the default rules). */
 export const SCREEN_SOURCE = [
   String.raw`(?:${KEY_WORDS})s?(?:\\*["']?\s*[:=,])`,
-  String.raw`--?[\w-]{0,40}(?:${KEY_WORDS})`,
+  FLAG_SCREEN,
   String.raw`"(?:pass|pwd|auth)\\*"`,
   String.raw`(?<![A-Za-z0-9_-])(?:sk-|gsk_|gh[pousr]_|github_pat_|xox[abposre]-|AKIA|ASIA|AIza|[rs]k_live_|eyJ)`,
   String.raw`\b(?:bearer|basic)\s`,
@@ -174,6 +182,57 @@ export function holdsPrescreenLiteral(text: string): boolean {
 
 /** The longest of PRESCREEN_LITERALS (`github_pat_`). */
 export const PRESCREEN_LONGEST = 11;
+
+/**
+ * The screen for long texts, tried only where a match could begin (screenNearLiterals): SCREEN_SOURCE with
+ * FLAG_SCREEN read from its key word, so that every match begins at most SCREEN_REACH characters before one of
+ * PRESCREEN_LITERALS (the `key` of `private_key`, 8 in). A test checks that it finds what SCREEN_SOURCE finds.
+ */
+const SCREEN_AT = new RegExp(SCREEN_SOURCE.replace(FLAG_SCREEN, FLAG_SCREEN_FROM_KEY_WORD), 'iy');
+const SCREEN_REACH = 8;
+/** PRESCREEN_GROUPS, to find every place a literal begins. */
+const PRESCREEN_GROUPS_EVERYWHERE = PRESCREEN_GROUPS.map((group) => new RegExp(group.source, 'gi'));
+/** Texts this long that hold a literal are screened near their literals (screenNearLiterals). */
+export const SCREEN_NEAR_LITERALS_CHARS = 2048;
+/**
+ * A try costs about what the one regex costs over a dozen characters or more: a text that needs more than one
+ * try in DENSE_CHARS_PER_TRY (documentation about keys and tokens, say) is screened by the one regex instead,
+ * as soon as that shows (after MIN_TRIES_TO_JUDGE tries of a group, or once all groups together need that many).
+ */
+const DENSE_CHARS_PER_TRY = 16;
+const MIN_TRIES_TO_JUDGE = 128;
+
+/**
+ * The default screen (`fullScreen`, a regex of SCREEN_SOURCE) over a long text that holds some of
+ * PRESCREEN_LITERALS, tried only where a match could begin: up to SCREEN_REACH characters before each place
+ * a literal begins (every place: each search resumes one character after the last literal found). The one regex
+ * costs 14-20 ns a character on 2 cores whatever the text, because its look-behinds are tried everywhere; this
+ * costs a pass of the prescreen's groups and up to nine tries per literal (64 KiB records, measured: base64
+ * and prose 1.5-2x faster; see docs/benchmarks.md).
+ */
+export function screenNearLiterals(text: string, fullScreen: RegExp): boolean {
+  const maxTries = text.length / DENSE_CHARS_PER_TRY;
+  let tries = 0;
+  for (const group of PRESCREEN_GROUPS_EVERYWHERE) {
+    group.lastIndex = 0;
+    let tried = 0;
+    let groupTries = 0;
+    for (let literal = group.exec(text); literal !== null; literal = group.exec(text)) {
+      const at = literal.index;
+      for (let start = Math.max(tried, at - SCREEN_REACH); start <= at; start++) {
+        groupTries++;
+        SCREEN_AT.lastIndex = start;
+        if (SCREEN_AT.test(text)) return true;
+      }
+      tried = at + 1;
+      // The next search starts right after this literal's first character: a literal overlapping it is found too.
+      group.lastIndex = tried;
+      if (tries + groupTries > maxTries || (groupTries > MIN_TRIES_TO_JUDGE && groupTries * DENSE_CHARS_PER_TRY > tried)) return fullScreen.test(text);
+    }
+    tries += groupTries;
+  }
+  return false;
+}
 
 /** The llm-chunk lines of one exchange, as judged: a hash of them (each with its newline), and whether all were clean. */
 interface JudgedLines {
@@ -283,6 +342,7 @@ export class Redactor {
 
   /** The screen's own regexes, for a text the prescreen did not let through. */
   private screenPastPrescreen(text: string): boolean {
+    if (!this.hasExtraRules && text.length >= SCREEN_NEAR_LITERALS_CHARS) return screenNearLiterals(text, this.screenRe);
     if (this.screenRe.test(text)) return true;
     for (const re of this.screenExtra) if (re.test(text)) return true;
     return false;

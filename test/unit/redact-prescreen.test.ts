@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { holdsPrescreenLiteral, PRESCREEN_LITERALS, PRESCREEN_LONGEST, Redactor, SCREEN_SOURCE } from '../../src/log/redact.js';
+import { holdsPrescreenLiteral, PRESCREEN_LITERALS, PRESCREEN_LONGEST, Redactor, SCREEN_NEAR_LITERALS_CHARS, SCREEN_SOURCE, screenNearLiterals } from '../../src/log/redact.js';
 import { cutIntoLengths } from '../support/chunks.js';
 
 const screen = new RegExp(SCREEN_SOURCE, 'i');
@@ -50,6 +50,38 @@ describe('redaction prescreen', () => {
       }),
       { numRuns: 20_000 },
     );
+  });
+
+  it('the screen of long texts, tried only near their literals, finds what the one regex finds anywhere', () => {
+    // Padding that starts no literal keeps the texts long (as screenNearLiterals is used) and the literals few
+    // (a text dense with them goes to the one regex).
+    const padding = 'q'.repeat(4 * SCREEN_NEAR_LITERALS_CHARS);
+    const word = fc.constantFrom('a', 'Z', '0', '_', '-');
+    const flag = fc.tuple(fc.constantFrom('-', '--'), fc.array(word, { maxLength: 44 }), fc.constantFrom('token', 'private_key', 'API-KEY', 'passwd')).map(([dash, w, key]) => `${dash}${w.join('')}${key}`);
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.constantFrom(...pieces, '\\\\', '   ', 'progress', 'page'), fc.string({ maxLength: 6 }), flag), { maxLength: 16 }), fc.nat(padding.length), (parts, split) => {
+        const text = `${padding.slice(0, split)}${parts.join('')}${padding.slice(split)}`;
+        expect(screenNearLiterals(text, screen)).toBe(screen.test(text));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('reaches as far back from a key word as a flag can: forty word characters after the dashes', () => {
+    const long = (middle: string): string => `${'q'.repeat(SCREEN_NEAR_LITERALS_CHARS)} ${middle} ${'q'.repeat(100)}`;
+    for (const [middle, found] of [[`--${'a'.repeat(40)}token`, true], [`--${'a'.repeat(41)}token`, false], [`-${'b-'.repeat(20)}private_key`, true]] as const) {
+      expect(screen.test(long(middle))).toBe(found);
+      expect(screenNearLiterals(long(middle), screen)).toBe(found);
+      expect(new Redactor().screen(long(middle))).toBe(found);
+    }
+  });
+
+  it('a long text dense with key words goes to the one regex, and still finds what it holds', () => {
+    const dense = 'Pass the API token in a header; the key rotates. '.repeat(200);
+    for (const [text, found] of [[dense, false], [`${dense}{"password":"x"}`, true], [`--token ${dense}`, true]] as const) {
+      expect(screen.test(text)).toBe(found);
+      expect(screenNearLiterals(text, screen)).toBe(found);
+    }
   });
 
   it('PRESCREEN_LONGEST is the length of its longest literal (streamed pieces are screened with that much tail)', () => {
