@@ -125,6 +125,7 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
     const rounds = quick ? 1 : 3;
     const streamN = 2000;
     const stream = new Map(subjects.map((s) => [s, []]));
+    const alone = new Map(subjects.map((s) => [s, []]));
     const paced = new Map(subjects.map((s) => [s, []]));
     const pids = subjects.map((s) => s.pid ?? upstream.child.pid);
     for (const subject of subjects) {
@@ -139,11 +140,19 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
         for (let i = 0; i < runs; i++) stream.get(subject).push(await fetchTimed(`${base}/api/chat?mode=stream&n=${streamN}`));
         await untilIdle([...pids, upstream.child.pid]);
         for (let i = 0; i < runs; i++) paced.get(subject).push(await fetchTimed(`${base}/api/chat?mode=paced&n=50&ms=5`));
+        // The same stream alone, as a chat turn comes: each one once every process has gone idle. Back to back,
+        // a stream also pays for what a relay still does for the ones before it (mcptap's inspection thread
+        // catches up in the traffic's pauses, see src/capture/traffic-gate.ts).
+        for (let i = 0; i < runs; i++) {
+          await untilIdle([...pids, upstream.child.pid]);
+          alone.get(subject).push(await fetchTimed(`${base}/api/chat?mode=stream&n=${streamN}`));
+        }
       }
     }
     const rows = subjects.map((subject) => ({
       subject: subject.name,
       streamMs: median(stream.get(subject).map((r) => r.totalMs)),
+      aloneStreamMs: median(alone.get(subject).map((r) => r.totalMs)),
       pacedTtfbMs: median(paced.get(subject).map((r) => r.ttfbMs)),
       pacedMaxGapMs: median(paced.get(subject).map((r) => r.maxGapMs)),
       pacedChunksSeen: median(paced.get(subject).map((r) => r.chunks)),
