@@ -20,6 +20,7 @@ import { registerDemo } from './demo.js';
 import { registerPrune } from './prune.js';
 import { registerExport } from './export.js';
 import { registerUi } from './ui.js';
+import { skipHelpCache } from './help-cache.js';
 
 const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerCheck, registerDiff, registerHttp, registerDemo, registerPrune, registerExport, registerUi];
 
@@ -43,4 +44,6 @@ let cli = yargs(own)
     process.exit(2);
   });
 for (const register of COMMANDS) cli = register(cli, context);
+skipHelpCache(cli);
 await cli.parseAsync();
+
