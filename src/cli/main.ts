@@ -46,4 +46,3 @@ let cli = yargs(own)
 for (const register of COMMANDS) cli = register(cli, context);
 skipHelpCache(cli);
 await cli.parseAsync();
-
