@@ -4,25 +4,15 @@
  *
  * Command files import the library modules they use rather than src/index.ts: a host starts `mcptap replay` and
  * `mcptap http` the way it starts a server, and loading the whole library (OpenTelemetry included) for every
- * command cost ~0.5 s before anything ran.
+ * command cost ~0.5 s before anything ran. For the same reason a command line loads only its own command's file
+ * when its first word names one (commands.ts).
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { MCPTAP_VERSION } from '../version.js';
-import type { CliContext, RegisterCommand } from './shared.js';
-import { registerWrap } from './wrap.js';
-import { registerView } from './view.js';
-import { registerHttp } from './http.js';
-import { registerReplay } from './replay.js';
-import { registerCheck } from './check.js';
-import { registerDiff } from './diff.js';
-import { registerDemo } from './demo.js';
-import { registerPrune } from './prune.js';
-import { registerExport } from './export.js';
-import { registerUi } from './ui.js';
+import type { CliContext } from './shared.js';
+import { commandsFor } from './commands.js';
 import { skipHelpCache } from './help-cache.js';
-
-const COMMANDS: RegisterCommand[] = [registerWrap, registerView, registerReplay, registerCheck, registerDiff, registerHttp, registerDemo, registerPrune, registerExport, registerUi];
 
 const argv = hideBin(process.argv);
 const separator = argv.indexOf('--');
@@ -43,6 +33,6 @@ let cli = yargs(own)
     process.stderr.write(`mcptap: ${message}\nRun mcptap --help for the commands and their options.\n`);
     process.exit(2);
   });
-for (const register of COMMANDS) cli = register(cli, context);
+for (const register of await commandsFor(own)) cli = register(cli, context);
 skipHelpCache(cli);
 await cli.parseAsync();
