@@ -153,7 +153,7 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
       }
     }
     stats.spans += fresh.length;
-    spans.push(...fresh);
+    for (const s of fresh) spans.push(s);
     if (spans.length > maxSpans) {
       const excess = spans.length - maxSpans;
       spans = spans.slice(excess);

@@ -342,7 +342,8 @@ export function buildSpans(records: readonly LogRecord[], trace?: Trace): SpanDa
   const builder = new SpanBuilder({ maxOpen: Number.MAX_SAFE_INTEGER });
   const spans: SpanData[] = [];
   for (const r of records) spans.push(...builder.push(r));
-  spans.push(...builder.end(records[records.length - 1]?.time ?? 0));
+  // The spans still open at the end can be many (a log cut off mid-stream): a loop, not a spread.
+  for (const s of builder.end(records[records.length - 1]?.time ?? 0)) spans.push(s);
   if (trace) joinTrace(spans, trace);
   return spans.sort((a, b) => a.startTime - b.startTime);
 }

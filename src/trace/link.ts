@@ -536,9 +536,11 @@ export function traceLines(trace: Trace): (TraceSession | TraceTurn | ToolRoundT
     else ofTurn.set(r.turn, [r]);
   }
   for (const turn of trace.turns) {
-    lines.push(turn, ...(ofTurn.get(turn.turn) ?? []));
+    lines.push(turn);
+    for (const r of ofTurn.get(turn.turn) ?? []) lines.push(r);
   }
-  lines.push(...trace.roundTrips.filter((r) => r.turn === null), ...trace.diagnostics);
+  for (const r of trace.roundTrips) if (r.turn === null) lines.push(r);
+  for (const d of trace.diagnostics) lines.push(d);
   return lines;
 }
 

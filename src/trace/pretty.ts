@@ -3,6 +3,7 @@
  * the record's sentence. Pure: records in, text out; colour is an option so pipes get plain text.
  */
 import type { LogRecord } from '../log/schema.js';
+import { widest } from './widest.js';
 
 export interface PrettyOptions {
   color: boolean;
@@ -17,7 +18,7 @@ type Colour = keyof typeof CODES;
 export function formatPretty(records: readonly LogRecord[], options: PrettyOptions): string[] {
   const paint = (colour: Colour, text: string): string => (options.color ? `\u001b[${CODES[colour]}m${text}\u001b[0m` : text);
   const first = records[0]?.time ?? 0;
-  const labelWidth = Math.min(16, Math.max(0, ...records.map((r) => (r.label ?? '').length)));
+  const labelWidth = Math.min(16, widest(records, (r) => (r.label ?? '').length));
   return records.map((r) => {
     const time = options.relative ? `+${((r.time - first) / 1000).toFixed(3)}s` : clock(r.time);
     const label = (r.label ?? '').padEnd(labelWidth).slice(0, labelWidth);

@@ -4,6 +4,7 @@
  */
 import { preview } from '../protocols/mcp.js';
 import { canonicalJson, type Trace } from './link.js';
+import { widest } from './widest.js';
 
 export interface SummaryOptions {
   color: boolean;
@@ -27,7 +28,7 @@ export function formatRoundTripSummary(trace: Trace, options: SummaryOptions): s
       r.fedBack ? `yes${r.timing.feedBackMs !== undefined ? ` +${ms(r.timing.feedBackMs)}` : ''}` : 'no',
       r.answerPreview !== null ? preview(r.answerPreview, 48) : r.result !== null ? `(result: ${preview(r.result, 38)})` : '',
     ]);
-    lines.push(...table(['#', 'turn', 'tool', 'arguments', 'model decided', 'MCP', 'tool', 'fed back', 'answer'], rows).map((l, i) => (i === 0 ? paint(90, l) : l)));
+    table(['#', 'turn', 'tool', 'arguments', 'model decided', 'MCP', 'tool', 'fed back', 'answer'], rows).forEach((l, i) => lines.push(i === 0 ? paint(90, l) : l));
   }
   if (trace.turns.length > 0) {
     if (lines.length > 0) lines.push('');
@@ -42,7 +43,7 @@ export function formatRoundTripSummary(trace: Trace, options: SummaryOptions): s
       ms(t.timing.toolMs),
       ms(t.timing.hostMs),
     ]);
-    lines.push(...table(['turn', 'prompt', 'LLM calls', 'tool calls', 'total', 'LLM', 'tools', 'host'], rows).map((l, i) => (i === 0 ? paint(90, l) : l)));
+    table(['turn', 'prompt', 'LLM calls', 'tool calls', 'total', 'LLM', 'tools', 'host'], rows).forEach((l, i) => lines.push(i === 0 ? paint(90, l) : l));
   }
   if (trace.diagnostics.length > 0) {
     if (lines.length > 0) lines.push('');
@@ -57,7 +58,7 @@ function ms(value: number): string {
 }
 
 function table(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i]!))));
+  const widths = header.map((h, i) => widest(rows, (r) => width(r[i]!), width(h)));
   const line = (cells: string[]): string => cells.map((c, i) => c + ' '.repeat(widths[i]! - width(c))).join('  ').trimEnd();
   return [line(header), ...rows.map(line)];
 }

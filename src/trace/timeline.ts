@@ -9,6 +9,7 @@ import type { LogRecord } from '../log/schema.js';
 import { preview } from '../protocols/mcp.js';
 import { canonicalJson, toolResultText, type Trace } from './link.js';
 import { parseRawObject } from '../log/reader.js';
+import { widest } from './widest.js';
 
 /** Someone who sends or receives arrows. */
 export interface Participant {
@@ -159,7 +160,7 @@ export function formatTimeline(timeline: Timeline, options: TimelineFormatOption
   const names = new Map(timeline.participants.map((p) => [p.id, p.name]));
   const first = timeline.steps[0]?.time ?? 0;
   const arrows = timeline.steps.map((s) => (s.from === s.to ? `${names.get(s.from)}` : `${names.get(s.from)} \u2192 ${names.get(s.to)}`));
-  const width = Math.min(40, Math.max(0, ...arrows.map((a) => a.length)));
+  const width = Math.min(40, widest(arrows, (a) => a.length));
   const paint = (code: number, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
   return timeline.steps.map((s, i) => {
     const time = `+${((s.time - first) / 1000).toFixed(3)}s`;

@@ -224,3 +224,13 @@ describe('teeSink (how the taps hand records to the live exporter)', () => {
     expect(written).toHaveLength(4);
   });
 });
+
+describe('buildSpans on a long log', () => {
+  it('ends 150,000 requests that were never answered (once spread into one call, which overflows the stack)', () => {
+    const ping = mcpPair(0, 0, 'ping', {}, 1, {})[0]!;
+    const requests = Array.from({ length: 150_000 }, (_, i) => ({ ...ping, seq: i, time: ping.time + i, id: i }) as LogRecord);
+    const spans = buildSpans(requests);
+    expect(spans).toHaveLength(150_000);
+    expect(spans[0]!.name).toBe('ping');
+  });
+});

@@ -30,3 +30,12 @@ describe('formatPretty', () => {
     expect(lines[2]).toContain('\u001b[31merror');
   });
 });
+
+describe('formatPretty on a long log', () => {
+  it('formats 300,000 records (a list that long, spread into one call, overflows the stack)', () => {
+    const many = Array.from({ length: 300_000 }, (_, i) => ({ ...records[0]!, seq: i, time: records[0]!.time + i }));
+    const lines = formatPretty(many, { color: false, relative: true });
+    expect(lines).toHaveLength(300_000);
+    expect(lines[299_999]).toBe('+299.999s weather → request      tools/call get_weather #2 Client calls tool get_weather.');
+  });
+});

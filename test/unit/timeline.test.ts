@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { linkTrace } from '../../src/trace/link.js';
+import { linkTrace, traceLines } from '../../src/trace/link.js';
 import { buildTimeline, formatTimeline } from '../../src/trace/timeline.js';
 import { formatRoundTripSummary, width } from '../../src/trace/summary.js';
 import { weatherRoundTrip } from './trace-fixture.js';
@@ -87,5 +87,30 @@ describe('formatRoundTripSummary', () => {
     expect(width('上海')).toBe(4);
     expect(width('天气 ok')).toBe(7);
     expect(width('abc')).toBe(3);
+  });
+});
+
+describe('a long log', () => {
+  // Each of these once spread a list as long as the log into one call, which overflows the stack past about a
+  // hundred thousand items (`mcptap view` of a 146,440-record log failed so).
+  const trace = linkTrace(weatherRoundTrip());
+  const roundTrips = Array.from({ length: 150_000 }, () => trace.roundTrips[0]!);
+
+  it('formatTimeline lines up 300,000 steps', () => {
+    const record = weatherRoundTrip()[0]!;
+    const steps = Array.from({ length: 300_000 }, (_, i) => ({ time: i, from: 'host', to: 'server', text: 'tools/call', style: 'request' as const, record }));
+    const lines = formatTimeline({ participants: [{ id: 'host', name: 'Host' }, { id: 'server', name: 'weather' }] as never, steps }, { color: false });
+    expect(lines).toHaveLength(300_000);
+    expect(lines[299_999]).toBe('+299.999s  Host → weather  tools/call');
+  });
+
+  it('formatRoundTripSummary tabulates 150,000 round trips', () => {
+    const lines = formatRoundTripSummary({ ...trace, roundTrips }, { color: false });
+    expect(lines.filter((l) => /^\d+\s+1\s+get_weather/.test(l))).toHaveLength(150_000);
+  });
+
+  it('traceLines lists 150,000 round trips outside any turn', () => {
+    const lines = traceLines({ ...trace, turns: [], roundTrips: roundTrips.map((r) => ({ ...r, turn: null })) });
+    expect(lines).toHaveLength(trace.sessions.length + 150_000 + trace.diagnostics.length);
   });
 });
