@@ -151,7 +151,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (fresh.length === 0) return;
     fresh.sort((a, b) => a.time - b.time || a.seq - b.seq);
     const last = records[records.length - 1];
-    // A loop, not push(...fresh): a whole big log arrives as one batch, and spreading it overflows the stack.
+    // A loop, not push(...fresh): one look at a folder of many logs (up to 4 MiB of each) can bring more records
+    // than a call can take as arguments.
     if (!last || fresh[0]!.time >= last.time) for (const r of fresh) records.push(r);
     else records = [...records, ...fresh].sort((a, b) => a.time - b.time);
     if (records.length > maxRecords) records = records.slice(records.length - maxRecords);
