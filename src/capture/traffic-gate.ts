@@ -4,9 +4,11 @@
  * On a small machine the thread's work competes with the relay, the client and the server for the cores, and a
  * nice value does not keep it out of their way (measured on 2 cores, seven 2000-chunk HTTP streams back to back
  * at nice 10: 1.26–1.34x a bare proxy's time; with the thread waiting for a pause, 1.21–1.23x; two A/B runs).
- * The kernel's idle scheduling class would, but a process cannot put its own thread there without a helper
- * program. So the thread waits, by itself, while
- * the relay is still posting copies, and catches up once it pauses, within bounds:
+ * The kernel's idle scheduling class keeps it out of their way (64 KiB stdio frames: 0.73–0.77x a bare relay
+ * against 0.62–0.70x), but a thread there runs only when nothing else wants a core, so the log would stall behind
+ * a busy machine (an Ollama model answering on the CPU), and without privileges the thread could never leave it.
+ * So the thread waits, by itself, while the relay is still posting copies, and catches up once it pauses,
+ * within bounds:
  *
  * - a pause is QUIET_MS without a call posted: a model streaming tokens pauses between them;
  * - the thread never waits longer than MAX_WAIT_MS, nor while more than MAX_WAITING_BYTES of copies wait for it:

@@ -190,6 +190,8 @@ export const PRESCREEN_LONGEST = 11;
  */
 const SCREEN_AT = new RegExp(SCREEN_SOURCE.replace(FLAG_SCREEN, FLAG_SCREEN_FROM_KEY_WORD), 'iy');
 const SCREEN_REACH = 8;
+/** SCREEN_SOURCE as one regex over a whole text: what screenNearLiterals falls back to for a dense text. */
+const SCREEN_ANYWHERE = new RegExp(SCREEN_SOURCE, 'i');
 /** PRESCREEN_GROUPS, to find every place a literal begins. */
 const PRESCREEN_GROUPS_EVERYWHERE = PRESCREEN_GROUPS.map((group) => new RegExp(group.source, 'gi'));
 /** Texts this long that hold a literal are screened near their literals (screenNearLiterals). */
@@ -203,14 +205,14 @@ const DENSE_CHARS_PER_TRY = 16;
 const MIN_TRIES_TO_JUDGE = 128;
 
 /**
- * The default screen (`fullScreen`, a regex of SCREEN_SOURCE) over a long text that holds some of
- * PRESCREEN_LITERALS, tried only where a match could begin: up to SCREEN_REACH characters before each place
+ * The default rules' screen (SCREEN_SOURCE) over a long text that holds some of PRESCREEN_LITERALS, tried only
+ * where a match could begin: up to SCREEN_REACH characters before each place
  * a literal begins (every place: each search resumes one character after the last literal found). The one regex
  * costs 14-20 ns a character on 2 cores whatever the text, because its look-behinds are tried everywhere; this
  * costs a pass of the prescreen's groups and up to nine tries per literal (64 KiB records, measured: base64
  * and prose 1.5-2x faster; see docs/benchmarks.md).
  */
-export function screenNearLiterals(text: string, fullScreen: RegExp): boolean {
+export function screenNearLiterals(text: string): boolean {
   const maxTries = text.length / DENSE_CHARS_PER_TRY;
   let tries = 0;
   for (const group of PRESCREEN_GROUPS_EVERYWHERE) {
@@ -227,7 +229,7 @@ export function screenNearLiterals(text: string, fullScreen: RegExp): boolean {
       tried = at + 1;
       // The next search starts right after this literal's first character: a literal overlapping it is found too.
       group.lastIndex = tried;
-      if (tries + groupTries > maxTries || (groupTries > MIN_TRIES_TO_JUDGE && groupTries * DENSE_CHARS_PER_TRY > tried)) return fullScreen.test(text);
+      if (tries + groupTries > maxTries || (groupTries > MIN_TRIES_TO_JUDGE && groupTries * DENSE_CHARS_PER_TRY > tried)) return SCREEN_ANYWHERE.test(text);
     }
     tries += groupTries;
   }
@@ -342,7 +344,7 @@ export class Redactor {
 
   /** The screen's own regexes, for a text the prescreen did not let through. */
   private screenPastPrescreen(text: string): boolean {
-    if (!this.hasExtraRules && text.length >= SCREEN_NEAR_LITERALS_CHARS) return screenNearLiterals(text, this.screenRe);
+    if (!this.hasExtraRules && text.length >= SCREEN_NEAR_LITERALS_CHARS) return screenNearLiterals(text);
     if (this.screenRe.test(text)) return true;
     for (const re of this.screenExtra) if (re.test(text)) return true;
     return false;

@@ -62,7 +62,7 @@ describe('redaction prescreen', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.constantFrom(...pieces, '\\\\', '   ', 'progress', 'page'), fc.string({ maxLength: 6 }), flag), { maxLength: 16 }), fc.nat(padding.length), (parts, split) => {
         const text = `${padding.slice(0, split)}${parts.join('')}${padding.slice(split)}`;
-        expect(screenNearLiterals(text, screen)).toBe(screen.test(text));
+        expect(screenNearLiterals(text)).toBe(screen.test(text));
       }),
       { numRuns: 5000 },
     );
@@ -72,7 +72,7 @@ describe('redaction prescreen', () => {
     const long = (middle: string): string => `${'q'.repeat(SCREEN_NEAR_LITERALS_CHARS)} ${middle} ${'q'.repeat(100)}`;
     for (const [middle, found] of [[`--${'a'.repeat(40)}token`, true], [`--${'a'.repeat(41)}token`, false], [`-${'b-'.repeat(20)}private_key`, true]] as const) {
       expect(screen.test(long(middle))).toBe(found);
-      expect(screenNearLiterals(long(middle), screen)).toBe(found);
+      expect(screenNearLiterals(long(middle))).toBe(found);
       expect(new Redactor().screen(long(middle))).toBe(found);
     }
   });
@@ -81,7 +81,7 @@ describe('redaction prescreen', () => {
     const dense = 'Pass the API token in a header; the key rotates. '.repeat(200);
     for (const [text, found] of [[dense, false], [`${dense}{"password":"x"}`, true], [`--token ${dense}`, true]] as const) {
       expect(screen.test(text)).toBe(found);
-      expect(screenNearLiterals(text, screen)).toBe(found);
+      expect(screenNearLiterals(text)).toBe(found);
     }
   });
 
