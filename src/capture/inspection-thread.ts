@@ -75,6 +75,8 @@ export interface InspectionThreadOptions {
   config: { fd?: number };
   /** Shared Int32 counters, the thread's own (up to FIRST_TAP_SLOT) included. */
   sharedSlots: number;
+  /** Copies the thread may let wait for a pause in the traffic before it works on them anyway (traffic-gate.ts). */
+  holdBackBytes: number;
   /**
    * mcptap's notices, from the thread (`{ notice }` messages) and about it: a thread that dies (an uncaught
    * error in it, or it could not start) is said once, and the tap goes on without inspecting.
@@ -134,6 +136,8 @@ export interface InspectionWorkerData {
   keepYoungGenerationSmall: boolean;
   /** Date.now() when the thread was made: LAST_POST_SLOT counts from it. */
   epoch: number;
+  /** Copies the thread may let wait for a pause in the traffic (TrafficGate). */
+  holdBackBytes: number;
 }
 
 /** What an inspection thread sends back: a notice for stderr. */
@@ -209,7 +213,7 @@ export class InspectionThread {
     this.shared = new Int32Array(shared);
     // The log fd was opened on this thread and is closed here once the thread is done (finish): a worker may
     // not close a descriptor the main thread opened.
-    const workerData: InspectionWorkerData = { config: { ...options.config, closeFd: false }, shared, keepYoungGenerationSmall: youngGenerationKeptSmall(), epoch: this.epoch };
+    const workerData: InspectionWorkerData = { config: { ...options.config, closeFd: false }, shared, keepYoungGenerationSmall: youngGenerationKeptSmall(), epoch: this.epoch, holdBackBytes: options.holdBackBytes };
     this.worker = startWorker(options.script, workerData);
     this.worker.on('message', (message: InspectionThreadReply) => options.notice(message.notice));
     this.exited = new Promise((resolve) => {

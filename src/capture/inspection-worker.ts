@@ -37,7 +37,7 @@ export type ChunkAt = (ref: ChunkRef) => Buffer;
  */
 export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (call: unknown[], chunkAt: ChunkAt) => number, afterSlice?: () => void): void {
   yieldToTheTraffic();
-  const { keepYoungGenerationSmall, epoch } = workerData as InspectionWorkerData;
+  const { keepYoungGenerationSmall, epoch, holdBackBytes } = workerData as InspectionWorkerData;
   if (keepYoungGenerationSmall) void stopYoungGenerationGrowth();
   const pending: { calls: unknown[][]; chunkAt: ChunkAt; bytes: number; urgent: boolean }[] = [];
   let pendingBytes = 0;
@@ -45,7 +45,7 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
   let scheduled = false;
   /** The timer of a wait for the traffic to pause, while one runs. */
   let waiting: NodeJS.Timeout | undefined;
-  const gate = new TrafficGate();
+  const gate = new TrafficGate(holdBackBytes);
   /** Carry out calls while `more` (given the calls and bytes so far) allows, then update the shared counters. */
   const carryOutWhile = (more: (done: number, taken: number) => boolean): void => {
     let taken = 0;

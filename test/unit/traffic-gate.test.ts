@@ -2,17 +2,20 @@
  * The inspection thread's gate: it works in the traffic's pauses, and never waits past its bounds.
  */
 import { describe, expect, test } from 'vitest';
-import { MAX_WAIT_MS, MAX_WAITING_BYTES, QUIET_MS, TrafficGate, type TrafficNow } from '../../src/capture/traffic-gate.js';
+import { MAX_WAIT_MS, QUIET_MS, TrafficGate, type TrafficNow } from '../../src/capture/traffic-gate.js';
+
+/** The copies a gate lets wait for a pause (a tap's holdBackBytes). */
+const HOLD_BACK = 4096;
 
 const busy = (now: number, extra: Partial<TrafficNow> = {}): TrafficNow => ({ now, sinceLastPost: 0, pendingBytes: 1000, urgent: false, ...extra });
 
 describe('TrafficGate', () => {
   test('works at once when the relay has posted nothing for QUIET_MS', () => {
-    expect(new TrafficGate().waitBeforeWork(busy(0, { sinceLastPost: QUIET_MS }))).toBe(0);
+    expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { sinceLastPost: QUIET_MS }))).toBe(0);
   });
 
   test('waits while calls keep coming, looking again less and less often, and no longer than MAX_WAIT_MS in all', () => {
-    const gate = new TrafficGate();
+    const gate = new TrafficGate(HOLD_BACK);
     const waits: number[] = [];
     let now = 0;
     for (let wait = gate.waitBeforeWork(busy(now)); wait > 0; wait = gate.waitBeforeWork(busy(now))) {
@@ -25,7 +28,7 @@ describe('TrafficGate', () => {
   });
 
   test('once a wait ran out, everything pending is carried out before it waits again', () => {
-    const gate = new TrafficGate();
+    const gate = new TrafficGate(HOLD_BACK);
     let now = 0;
     for (let wait = gate.waitBeforeWork(busy(now)); wait > 0; wait = gate.waitBeforeWork(busy(now))) now += wait;
     // Still busy, but catching up: slice after slice goes ahead.
@@ -36,7 +39,7 @@ describe('TrafficGate', () => {
   });
 
   test('a pause ends a wait: the first look after QUIET_MS without a call works', () => {
-    const gate = new TrafficGate();
+    const gate = new TrafficGate(HOLD_BACK);
     expect(gate.waitBeforeWork(busy(0))).toBe(QUIET_MS);
     // Looked again after 5 ms: a call came 2 ms ago, so the traffic goes on; the next look is later still.
     expect(gate.waitBeforeWork(busy(5, { sinceLastPost: 2 }))).toBe(2 * QUIET_MS);
@@ -44,15 +47,16 @@ describe('TrafficGate', () => {
   });
 
   test('a look that comes late (a busy thread) still ends the wait at MAX_WAIT_MS, not after it', () => {
-    const gate = new TrafficGate();
+    const gate = new TrafficGate(HOLD_BACK);
     gate.waitBeforeWork(busy(0));
-    // The timer fired 197 ms in: 3 ms are left.
+    // The timer fired 3 ms before the end of the wait: 3 ms are left.
     expect(gate.waitBeforeWork(busy(MAX_WAIT_MS - 3, { sinceLastPost: 0 }))).toBe(3);
     expect(gate.waitBeforeWork(busy(MAX_WAIT_MS, { sinceLastPost: 0 }))).toBe(0);
   });
 
-  test('an urgent call, or a backlog past MAX_WAITING_BYTES, does not wait', () => {
-    expect(new TrafficGate().waitBeforeWork(busy(0, { urgent: true }))).toBe(0);
-    expect(new TrafficGate().waitBeforeWork(busy(0, { pendingBytes: MAX_WAITING_BYTES }))).toBe(0);
+  test('an urgent call, or copies of the tap\'s holdBackBytes or more, do not wait', () => {
+    expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { urgent: true }))).toBe(0);
+    expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { pendingBytes: HOLD_BACK - 1 }))).toBe(QUIET_MS);
+    expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { pendingBytes: HOLD_BACK }))).toBe(0);
   });
 });
