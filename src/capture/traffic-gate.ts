@@ -18,9 +18,10 @@
  *
  * Bursts are what MCP and LLM traffic is made of (a tool result, a model's answer, then a pause while someone
  * reads or a model thinks), so the bounds are sized for a burst to pass whole before the thread starts: tens of
- * MB on stdio, a few seconds of tokens. Measured on 2 cores, 512 pipelined 64 KiB stdio frames against a bare
- * relay, with the bounds at 200 ms and 1 MiB: 0.66–0.72x (the thread worked alongside the burst); at 1000 ms
- * and 32 MiB: 0.74–0.98x; a thread that did no work at all: 0.86–0.89x.
+ * MB on stdio, a run of model turns on HTTP. Measured on 2 cores against a bare relay, six alternating rounds of
+ * the benchmark's 512 pipelined 64 KiB stdio frames: 0.82x warmed up and 0.83x fresh, against 0.80x and 0.77x
+ * with the bounds at 200 ms and 1 MiB (a thread that did no work at all: 0.84–0.90x); sequential round trips
+ * 1.04x and 0.90x against 0.88x and 0.82x.
  *
  * Pure: the worker feeds it the clock, how long ago the last call was posted, and what is pending.
  */
