@@ -1,7 +1,8 @@
 /**
  * What the HTTP tap tells its inspector, inline or on the inspection thread: each event of each exchange, in the
- * order it was forwarded, as a small array (`[call, exchange, …arguments]`) that crosses threads cheaply. The
- * tap speaks through HttpInspectionClient; http-inspector.ts carries the calls out.
+ * order it was forwarded, as a small array (`[call, exchange, …arguments]`) that crosses threads cheaply; a
+ * chunk of traffic as `[call, exchange, chunk, time, mono]`, the shape call-batch.ts sends as numbers. The tap
+ * speaks through HttpInspectionClient; http-inspector.ts carries the calls out.
  */
 import type { InspectorLogConfig } from './inspector-log.js';
 import type { HttpOutcome, RecordDraft } from '../log/schema.js';
@@ -17,10 +18,12 @@ export const HTTP_CALL = {
   fail: 6,
   skipped: 7,
   wsOpen: 8,
-  wsData: 9,
-  wsEnd: 10,
-  record: 11,
-  close: 12,
+  /** A WebSocket's bytes from the client, and from the server: the direction is the call, so that the call has the shape of every chunk's. */
+  wsDataC2S: 9,
+  wsDataS2C: 10,
+  wsEnd: 11,
+  record: 12,
+  close: 13,
 } as const;
 
 /** Calls that carry a chunk of traffic carry it here, so the thread can count the bytes it takes in. */
@@ -41,10 +44,10 @@ export type ErrorSummary = { name: string; code?: string; message: string };
 export interface HttpCallChannel {
   send(call: HttpCall): void;
   /**
-   * Send a call that carries `chunk`, relayed at `time` (Date.now()); false when the copy was refused because
-   * inspection is behind.
+   * Send the call `[kind, x, chunk, time, mono]` for a chunk relayed at `time` (Date.now()); false when the
+   * copy was refused because inspection is behind.
    */
-  sendCopy(call: HttpCall, chunk: Buffer, time: number): boolean;
+  sendChunk(kind: number, x: number, chunk: Buffer, time: number, mono: number): boolean;
   /** Send the close call and resolve once the inspector has written its last record. */
   close(call: HttpCall): Promise<void>;
 }
@@ -64,8 +67,8 @@ export class HttpInspectionClient {
     return x;
   }
 
-  requestData(x: number, chunk: Buffer, time: number): void {
-    this.copy(x, [HTTP_CALL.requestData, x, chunk], chunk, 'c2s', time);
+  requestData(x: number, chunk: Buffer, time: number, mono: number): void {
+    this.copy(HTTP_CALL.requestData, x, chunk, 'c2s', time, mono);
   }
 
   requestEnd(x: number, time: number, mono: number): void {
@@ -77,7 +80,7 @@ export class HttpInspectionClient {
   }
 
   responseData(x: number, chunk: Buffer, time: number, mono: number): void {
-    this.copy(x, [HTTP_CALL.responseData, x, chunk, time, mono], chunk, 's2c', time);
+    this.copy(HTTP_CALL.responseData, x, chunk, 's2c', time, mono);
   }
 
   responseEnd(x: number, time: number, mono: number): void {
@@ -97,7 +100,7 @@ export class HttpInspectionClient {
 
   wsData(x: number, dir: 'c2s' | 's2c', chunk: Buffer, time: number, mono: number): void {
     // A WebSocket message cut by a skipped copy cannot be decoded: its connection is only counted from then on.
-    this.copy(x, [HTTP_CALL.wsData, x, chunk, dir, time, mono], chunk, dir, time);
+    this.copy(dir === 'c2s' ? HTTP_CALL.wsDataC2S : HTTP_CALL.wsDataS2C, x, chunk, dir, time, mono);
   }
 
   wsEnd(x: number, time: number, mono: number): void {
@@ -115,8 +118,8 @@ export class HttpInspectionClient {
     return this.channel.close([HTTP_CALL.close, draft, time, mono]);
   }
 
-  private copy(x: number, call: HttpCall, chunk: Buffer, dir: 'c2s' | 's2c', time: number): void {
-    if (!this.skipping.has(x) && this.channel.sendCopy(call, chunk, time)) return;
+  private copy(kind: number, x: number, chunk: Buffer, dir: 'c2s' | 's2c', time: number, mono: number): void {
+    if (!this.skipping.has(x) && this.channel.sendChunk(kind, x, chunk, time, mono)) return;
     this.skipping.add(x);
     this.channel.send([HTTP_CALL.skipped, x, dir, chunk.length, time]);
   }

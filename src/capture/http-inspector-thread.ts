@@ -4,7 +4,7 @@
  * than the backlog limit waits for the thread; the client then only counts the rest of that exchange.
  */
 import { FIRST_TAP_SLOT, InspectionThread, workerScript } from './inspection-thread.js';
-import { CHUNK_INDEX, type HttpCall, type HttpCallChannel, type HttpInspectorConfig } from './http-inspection.js';
+import type { HttpCall, HttpCallChannel, HttpInspectorConfig } from './http-inspection.js';
 
 /**
  * The HTTP backlog limit: a skip only ends the inspection of the exchange it cuts, and a model's stream is many
@@ -40,12 +40,9 @@ export class HttpInspectorThread implements HttpCallChannel {
     this.thread.post(call);
   }
 
-  sendCopy(call: HttpCall, chunk: Buffer, time: number): boolean {
+  sendChunk(kind: number, x: number, chunk: Buffer, time: number, mono: number): boolean {
     if (this.thread.wouldOverflow(chunk.length, this.maxBacklogBytes)) return false;
-    // The chunk travels packed with its batch and the call carries a reference to it (InspectionThread.counted).
-    // The call was made for this send alone, so it may be changed.
-    (call as unknown[])[CHUNK_INDEX] = this.thread.counted(chunk);
-    this.thread.post(call, time);
+    this.thread.postChunk(kind, x, chunk, time, mono);
     return true;
   }
 

@@ -106,8 +106,9 @@ export class HttpInspector {
         this.sockets.set(x, new WebSocketSession(this.observer, exchange.id, headers['sec-websocket-extensions']));
         return;
       }
-      case HTTP_CALL.wsData:
-        this.sockets.get(x)?.data(call[3] as 'c2s' | 's2c', call[2] as Buffer, call[4] as number, call[5] as number);
+      case HTTP_CALL.wsDataC2S:
+      case HTTP_CALL.wsDataS2C:
+        this.sockets.get(x)?.data(call[0] === HTTP_CALL.wsDataC2S ? 'c2s' : 's2c', call[2] as Buffer, call[3] as number, call[4] as number);
         return;
       case HTTP_CALL.wsEnd:
         this.sockets.get(x)?.end(call[2] as number, call[3] as number);
@@ -142,8 +143,8 @@ export class InlineHttpChannel implements HttpCallChannel {
     setImmediate(() => this.drain());
   }
 
-  sendCopy(call: HttpCall): boolean {
-    this.send(call);
+  sendChunk(kind: number, x: number, chunk: Buffer, time: number, mono: number): boolean {
+    this.send([kind, x, chunk, time, mono]);
     return true;
   }
 

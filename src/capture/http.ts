@@ -180,7 +180,7 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     if (!t) return;
     const { x } = t;
     inspection.responseHead(x, proxyRes.statusCode ?? 0, proxyRes.headers, ...now());
-    proxyRes.on('data', (chunk: Buffer) => inspection.responseData(x, chunk, ...now()));
+    proxyRes.on('data', (chunk: Buffer) => inspection.responseData(x, chunk, Date.now(), performance.now()));
     proxyRes.on('end', () => {
       if (t.settled) return;
       t.settled = true;
@@ -250,7 +250,7 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     tracked.set(req, t);
     proxy.web(req, res, {}, (error, rq, rs) => onProxyError(error as NodeJS.ErrnoException, rq, rs as http.ServerResponse));
     // Registered after http-proxy's pipe, so each chunk is written upstream before the tap sees it.
-    req.on('data', (chunk: Buffer) => inspection.requestData(x, chunk, Date.now()));
+    req.on('data', (chunk: Buffer) => inspection.requestData(x, chunk, Date.now(), performance.now()));
     req.on('end', () => inspection.requestEnd(x, ...now()));
     res.on('close', () => {
       if (res.writableFinished || t.settled) return;

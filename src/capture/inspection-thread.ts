@@ -14,6 +14,7 @@
 import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { youngGenerationKeptSmall } from './young-generation.js';
+import { CallBatch, type PostedBatch } from './call-batch.js';
 
 /**
  * The backlog bound while the thread is still starting (each tap has its own for the steady state) (loading its modules takes a moment, longer on a busy machine):
@@ -84,50 +85,6 @@ export interface InspectionThreadOptions {
   notice: (message: string) => void;
 }
 
-/** A chunk in a posted call: its place in the batch's packed chunks (see InspectionThread.counted). */
-export type ChunkRef = number;
-
-/** What the main thread posts: calls, and the chunks they refer to, packed end to end. */
-export interface PostedBatch {
-  calls: unknown[];
-  /** The chunks' bytes, end to end (moved to the thread, not copied). */
-  packed?: ArrayBuffer;
-  /** Where each chunk ends in `packed` (a Uint32Array's buffer). */
-  ends?: ArrayBuffer;
-  /** The process is exiting: carry out everything, write the log synchronously, then say so (EXITING_WRITTEN_SLOT). */
-  atExit?: true;
-  /** Someone waits on a call of this batch: the thread carries it out without waiting for a pause (traffic-gate.ts). */
-  urgent?: true;
-}
-
-/** Pack `chunks` into one fresh buffer (movable to another thread) and the offsets where each ends. */
-export function packChunks(chunks: readonly Buffer[]): Pick<PostedBatch, 'packed' | 'ends'> {
-  if (chunks.length === 0) return {};
-  let total = 0;
-  for (const chunk of chunks) total += chunk.length;
-  // allocUnsafeSlow: a buffer of its own, never a slice of Node's shared pool, so it can be transferred.
-  const packed = Buffer.allocUnsafeSlow(total);
-  const ends = new Uint32Array(chunks.length);
-  let at = 0;
-  for (let i = 0; i < chunks.length; i++) {
-    at += chunks[i]!.copy(packed, at);
-    ends[i] = at;
-  }
-  return { packed: packed.buffer, ends: ends.buffer };
-}
-
-/**
- * The thread's view of a posted batch's chunks: `chunkAt(ref)` gives each chunk as a Buffer of its own, copied
- * out of the packed bytes (small ones into Node's pool). A view into the packed bytes would be cheaper, but
- * whatever keeps a chunk (a body's head, a partial line) would keep the whole batch's bytes alive with it.
- */
-export function unpackChunks(batch: PostedBatch): (ref: ChunkRef) => Buffer {
-  if (!batch.packed || !batch.ends) return () => Buffer.alloc(0);
-  const packed = Buffer.from(batch.packed);
-  const ends = new Uint32Array(batch.ends);
-  return (ref) => Buffer.from(packed.subarray(ref === 0 ? 0 : ends[ref - 1], ends[ref]));
-}
-
 /** What an inspection thread starts with. */
 export interface InspectionWorkerData {
   config: object;
@@ -190,13 +147,15 @@ function handOverAtExit(): void {
 export class InspectionThread {
   readonly shared: Int32Array;
   private readonly worker: Worker;
-  private batch: unknown[] = [];
-  /** The chunks the batch's calls refer to, by ChunkRef. */
-  private chunks: Buffer[] = [];
-  private batchBytes = 0;
+  /** The calls queued for the next post. */
+  private batch = new CallBatch();
   private flushScheduled = false;
   /** Bytes posted so far (mod 2^32), against the thread's count of bytes taken in. */
   private posted = 0;
+  /** The thread's count of bytes taken in, as last read (it only grows): see wouldOverflow. */
+  private processedSeen = 0;
+  /** What LAST_POST_SLOT was last set to. */
+  private lastPostStored = -1;
   private failed = false;
   private readonly exited: Promise<void>;
   /** Set once the started thread's backlog has first come down to the tap's steady bound. */
@@ -236,7 +195,8 @@ export class InspectionThread {
 
   /** Bytes posted and not yet taken in by the thread. */
   get backlog(): number {
-    return (this.posted - Atomics.load(this.shared, PROCESSED_SLOT)) >>> 0;
+    this.processedSeen = Atomics.load(this.shared, PROCESSED_SLOT);
+    return (this.posted - this.processedSeen) >>> 0;
   }
 
   /** True once the thread has started and takes calls. */
@@ -249,6 +209,9 @@ export class InspectionThread {
    * thread has started and caught up once with what was posted meanwhile.
    */
   wouldOverflow(bytes: number, limit: number): boolean {
+    // The backlog as of the thread's count last read can only be more than it is now: while that fits, the
+    // shared counter need not be read again (an atomic read for every chunk cost the relay measurably).
+    if (this.caughtUp && ((this.posted - this.processedSeen) >>> 0) + bytes <= limit) return false;
     const backlog = this.backlog;
     if (!this.caughtUp && this.started && backlog <= limit) this.caughtUp = true;
     return backlog + bytes > (this.caughtUp ? limit : Math.max(limit, MAX_STARTING_BACKLOG_BYTES));
@@ -268,27 +231,35 @@ export class InspectionThread {
    * Queue a message for the thread; it is posted with its batch (BATCH_DELAY_MS). `time`: now, by Date.now(),
    * when the caller has it already (a chunk's), so the hot path reads the clock once.
    */
-  post(message: unknown, time = Date.now()): void {
+  post(message: readonly unknown[], time = Date.now()): void {
     if (this.failed) return;
-    this.batch.push(message);
-    this.postedCalls = (this.postedCalls + 1) | 0;
-    // The thread holds its work back while calls keep coming (traffic-gate.ts).
-    Atomics.store(this.shared, LAST_POST_SLOT, time - this.epoch);
-    if (this.batchBytes >= MAX_BATCH_BYTES) this.flush();
-    else this.schedule();
+    this.batch.add(message);
+    this.queued(time);
   }
 
   /**
-   * `chunk`, counted toward the backlog, as the ChunkRef to put in a call (the thread reads it with `chunkAt`).
-   * The batch's chunks are packed into one buffer when it is posted and moved, not cloned, to the thread: a
-   * structured clone of thousands of small Buffers (a token stream) cost the relay and the thread more than the
-   * copy itself (measured: a 2000-chunk HTTP stream at 1.27x a bare proxy with a thread that ignored the copies,
-   * 1.05x when the batches were not posted at all).
+   * Queue the call `[kind, subject, chunk, time, mono]` for a chunk of traffic, counted toward the backlog. The
+   * thread gets it as that array, `chunk` as a ChunkRef to read with its batch's `chunkAt` (call-batch.ts).
    */
-  counted(chunk: Buffer): ChunkRef {
+  postChunk(kind: number, subject: number, chunk: Buffer, time: number, mono: number): void {
+    if (this.failed) return;
     this.posted = (this.posted + chunk.length) | 0;
-    this.batchBytes += chunk.length;
-    return this.chunks.push(chunk) - 1;
+    this.batch.addChunkCall(kind, subject, chunk, time, mono);
+    this.queued(time);
+  }
+
+  /** A call was queued at `time`: say so to the thread's traffic gate, and see that the batch goes out. */
+  private queued(time: number): void {
+    this.postedCalls = (this.postedCalls + 1) | 0;
+    // The thread holds its work back while calls keep coming (traffic-gate.ts). It reads milliseconds: calls in
+    // the same one need not store it again.
+    const sinceEpoch = time - this.epoch;
+    if (sinceEpoch !== this.lastPostStored) {
+      this.lastPostStored = sinceEpoch;
+      Atomics.store(this.shared, LAST_POST_SLOT, sinceEpoch);
+    }
+    if (this.batch.bytes >= MAX_BATCH_BYTES) this.flush();
+    else this.schedule();
   }
 
   private schedule(): void {
@@ -300,7 +271,7 @@ export class InspectionThread {
   }
 
   /** Queue a message and post it with its batch now: for calls the main thread soon asks the thread about. */
-  postNow(message: unknown): void {
+  postNow(message: readonly unknown[]): void {
     this.post(message);
     this.flush({ urgent: true });
   }
@@ -308,17 +279,14 @@ export class InspectionThread {
   /** Send what is queued now. */
   flush(extra: Pick<PostedBatch, 'urgent'> = {}): void {
     this.flushScheduled = false;
-    if (this.batch.length === 0 || this.failed) return;
+    if (this.batch.empty || this.failed) return;
     this.send(extra);
   }
 
   /** Post the batch (emptying it), with `extra` fields. */
   private send(extra: Pick<PostedBatch, 'atExit' | 'urgent'>): void {
-    const batch: PostedBatch = { calls: this.batch, ...packChunks(this.chunks), ...extra };
-    this.batch = [];
-    this.chunks = [];
-    this.batchBytes = 0;
-    this.worker.postMessage(batch, batch.packed ? [batch.packed, batch.ends!] : []);
+    const { batch, transfer } = this.batch.take(extra);
+    this.worker.postMessage(batch, transfer);
   }
 
   /**
@@ -333,7 +301,7 @@ export class InspectionThread {
   }
 
   /** Post the last message, wait for the thread to finish its work and exit, and close the log fd. */
-  async finish(lastMessage: unknown): Promise<void> {
+  async finish(lastMessage: readonly unknown[]): Promise<void> {
     this.post(lastMessage);
     this.finishing = true;
     this.flush({ urgent: true });
@@ -350,8 +318,7 @@ export class InspectionThread {
   private fail(reason: string): void {
     if (this.failed) return;
     this.failed = true;
-    this.batch = [];
-    this.chunks = [];
+    this.batch = new CallBatch();
     this.options.notice(`the inspection thread stopped (${reason}); the traffic goes on, but is no longer logged. Please report it.`);
   }
 }

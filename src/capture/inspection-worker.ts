@@ -7,7 +7,8 @@
  */
 import { setPriority } from 'node:os';
 import { workerData, type MessagePort } from 'node:worker_threads';
-import { CALLS_SLOT, EXIT_WAIT_MS, EXITING_WRITTEN_SLOT, LAST_POST_SLOT, PROCESSED_SLOT, READY_SLOT, unpackChunks, type ChunkRef, type InspectionWorkerData, type PostedBatch } from './inspection-thread.js';
+import { CALLS_SLOT, EXIT_WAIT_MS, EXITING_WRITTEN_SLOT, LAST_POST_SLOT, PROCESSED_SLOT, READY_SLOT, type InspectionWorkerData } from './inspection-thread.js';
+import { BatchReader, type ChunkRef, type PostedBatch } from './call-batch.js';
 import { stopYoungGenerationGrowth } from './young-generation.js';
 import { flushOpenWriters } from '../log/writer.js';
 import { TrafficGate } from './traffic-gate.js';
@@ -27,7 +28,7 @@ const SLICE_BYTES = 256 * 1024;
 /** For a process that is exiting: how long the thread carries out calls before it writes what it has. */
 const EXIT_WORK_MS = EXIT_WAIT_MS / 2;
 
-/** Gives the chunk a call refers to (a ChunkRef from InspectionThread.counted) as a Buffer of its own. */
+/** Gives the chunk a chunk call refers to (its ChunkRef, see InspectionThread.postChunk) as a Buffer of its own. */
 export type ChunkAt = (ref: ChunkRef) => Buffer;
 
 /**
@@ -39,9 +40,8 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
   yieldToTheTraffic();
   const { keepYoungGenerationSmall, epoch, holdBackBytes } = workerData as InspectionWorkerData;
   if (keepYoungGenerationSmall) void stopYoungGenerationGrowth();
-  const pending: { calls: unknown[][]; chunkAt: ChunkAt; bytes: number; urgent: boolean }[] = [];
+  const pending: BatchReader[] = [];
   let pendingBytes = 0;
-  let batchIndex = 0;
   let scheduled = false;
   /** The timer of a wait for the traffic to pause, while one runs. */
   let waiting: NodeJS.Timeout | undefined;
@@ -52,12 +52,14 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     let done = 0;
     while (pending.length > 0 && more(done, taken)) {
       const batch = pending[0]!;
-      taken += carryOut(batch.calls[batchIndex++]!, batch.chunkAt);
-      done++;
-      if (batchIndex >= batch.calls.length) {
+      const call = batch.next();
+      if (call !== undefined) {
+        taken += carryOut(call, batch.chunkAt);
+        done++;
+      }
+      if (batch.done) {
         pending.shift();
         pendingBytes -= batch.bytes;
-        batchIndex = 0;
       }
     }
     Atomics.add(counters, PROCESSED_SLOT, taken);
@@ -96,9 +98,9 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     Atomics.notify(counters, EXITING_WRITTEN_SLOT);
   };
   port.on('message', (batch: PostedBatch) => {
-    const bytes = batch.packed?.byteLength ?? 0;
-    pending.push({ calls: batch.calls as unknown[][], chunkAt: unpackChunks(batch), bytes, urgent: batch.urgent === true });
-    pendingBytes += bytes;
+    const reader = new BatchReader(batch);
+    pending.push(reader);
+    pendingBytes += reader.bytes;
     if (batch.atExit) {
       writeBeforeExit();
       return;

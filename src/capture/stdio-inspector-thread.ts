@@ -74,7 +74,7 @@ export class StdioInspectorThread implements StdioInspection {
         this.caps[stream].reset();
         return;
       }
-      thread.post([CALL.data, stream, thread.counted(piece.copy), time, mono], time);
+      thread.postChunk(CALL.data, stream, piece.copy, time, mono);
     }
   }
 

@@ -31,7 +31,7 @@ export function tapWebSocket(ctx: WebSocketTapContext): void {
     proxyReq.on('response', (res: http.IncomingMessage) => {
       // The upstream refused the upgrade: http-proxy relays its answer as a plain response.
       inspection.responseHead(x, res.statusCode ?? 0, res.headers, ...now());
-      res.on('data', (chunk: Buffer) => inspection.responseData(x, chunk, ...now()));
+      res.on('data', (chunk: Buffer) => inspection.responseData(x, chunk, Date.now(), performance.now()));
       res.on('end', () => {
         tracked.settled = true;
         inspection.responseEnd(x, ...now());
@@ -43,8 +43,8 @@ export function tapWebSocket(ctx: WebSocketTapContext): void {
     proxyReq.on('upgrade', (proxyRes: http.IncomingMessage, proxySocket: Duplex) => {
       tracked.settled = true;
       inspection.wsOpen(x, proxyRes.headers, ...now());
-      socket.on('data', (chunk: Buffer) => inspection.wsData(x, 'c2s', chunk, ...now()));
-      proxySocket.on('data', (chunk: Buffer) => inspection.wsData(x, 's2c', chunk, ...now()));
+      socket.on('data', (chunk: Buffer) => inspection.wsData(x, 'c2s', chunk, Date.now(), performance.now()));
+      proxySocket.on('data', (chunk: Buffer) => inspection.wsData(x, 's2c', chunk, Date.now(), performance.now()));
       let ended = false;
       const end = (): void => {
         if (ended) return;

@@ -24,7 +24,7 @@ describe('the HTTP inspection thread, behind', () => {
     const body = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }));
     // All in one turn: the thread takes in nothing meanwhile, so the 2000-byte bound is passed part-way.
     const x = client.begin(head('/api/chat'), 1, 1);
-    client.requestData(x, body, 1);
+    client.requestData(x, body, 1, 1);
     client.requestEnd(x, 2, 2);
     client.responseHead(x, 200, { 'content-type': 'application/x-ndjson' }, 3, 3);
     let sent = 0;
@@ -37,7 +37,7 @@ describe('the HTTP inspection thread, behind', () => {
     await new Promise((r) => setTimeout(r, 300));
     // The next exchange, once caught up, is inspected whole.
     const y = client.begin(head('/api/chat'), 200, 200);
-    client.requestData(y, body, 200);
+    client.requestData(y, body, 200, 200);
     client.requestEnd(y, 201, 201);
     client.responseHead(y, 200, { 'content-type': 'application/x-ndjson' }, 202, 202);
     client.responseData(y, Buffer.concat([chunk(0), Buffer.from(`${JSON.stringify({ model: 'm', created_at: 't', message: { role: 'assistant', content: '' }, done: true })}\n`)]), 203, 203);
