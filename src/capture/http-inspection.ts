@@ -18,7 +18,7 @@ export const HTTP_CALL = {
   fail: 6,
   skipped: 7,
   wsOpen: 8,
-  /** A WebSocket's bytes from the client, and from the server: the direction is the call, so that the call has the shape of every chunk's. */
+  /** A WebSocket's bytes from the client, and from the server: the direction is in the kind, so the call has a chunk call's shape. */
   wsDataC2S: 9,
   wsDataS2C: 10,
   wsEnd: 11,

@@ -227,14 +227,11 @@ export class InspectionThread {
     return !this.failed;
   }
 
-  /**
-   * Queue a message for the thread; it is posted with its batch (BATCH_DELAY_MS). `time`: now, by Date.now(),
-   * when the caller has it already (a chunk's), so the hot path reads the clock once.
-   */
-  post(message: readonly unknown[], time = Date.now()): void {
+  /** Queue a call for the thread; it is posted with its batch (BATCH_DELAY_MS). */
+  post(message: readonly unknown[]): void {
     if (this.failed) return;
     this.batch.add(message);
-    this.queued(time);
+    this.queued(Date.now());
   }
 
   /**
