@@ -132,6 +132,8 @@ export class BatchReader {
   readonly chunkAt: (ref: ChunkRef) => Buffer;
   /** Bytes of the batch's chunks. */
   readonly bytes: number;
+  /** How many calls the batch holds. */
+  readonly callCount: number;
   readonly urgent: boolean;
   private readonly calls: unknown[];
   private readonly chunkCalls: Float64Array;
@@ -145,6 +147,9 @@ export class BatchReader {
     this.chunkCalls = batch.chunkCalls ? new Float64Array(batch.chunkCalls) : new Float64Array(0);
     this.chunkAt = unpackChunks(batch);
     this.bytes = batch.packed?.byteLength ?? 0;
+    let callCount = 0;
+    for (const entry of batch.calls) callCount += typeof entry === 'number' ? entry : 1;
+    this.callCount = callCount;
     this.urgent = batch.urgent === true;
   }
 

@@ -42,6 +42,7 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
   if (keepYoungGenerationSmall) void stopYoungGenerationGrowth();
   const pending: BatchReader[] = [];
   let pendingBytes = 0;
+  let pendingCalls = 0;
   let scheduled = false;
   /** The timer of a wait for the traffic to pause, while one runs. */
   let waiting: NodeJS.Timeout | undefined;
@@ -62,6 +63,7 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
         pendingBytes -= batch.bytes;
       }
     }
+    pendingCalls -= done;
     Atomics.add(counters, PROCESSED_SLOT, taken);
     // After the tap's own counters: a main thread that sees every call carried out also sees their effect.
     afterSlice?.();
@@ -71,7 +73,7 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     scheduled = false;
     waiting = undefined;
     const sinceLastPost = (Date.now() - epoch - Atomics.load(counters, LAST_POST_SLOT)) | 0;
-    const wait = gate.waitBeforeWork({ now: performance.now(), sinceLastPost, pendingBytes, urgent: pending.some((batch) => batch.urgent) });
+    const wait = gate.waitBeforeWork({ now: performance.now(), sinceLastPost, pendingBytes, pendingCalls, urgent: pending.some((batch) => batch.urgent) });
     if (wait > 0) {
       scheduled = true;
       waiting = setTimeout(work, wait);
@@ -101,6 +103,7 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     const reader = new BatchReader(batch);
     pending.push(reader);
     pendingBytes += reader.bytes;
+    pendingCalls += reader.callCount;
     if (batch.atExit) {
       writeBeforeExit();
       return;

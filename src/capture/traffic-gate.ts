@@ -12,8 +12,9 @@
  *
  * - a pause is QUIET_MS without a call posted: a model streaming tokens pauses between them;
  * - the thread never waits longer than MAX_WAIT_MS, nor while more than its tap's `holdBackBytes` of copies wait
- *   for it (at most half the tap's backlog bound, so that much is still free before the tap would skip copies):
- *   a session that never pauses is logged at most that late, and its backlog stays bounded;
+ *   for it (at most half the tap's backlog bound, so that much is still free before the tap would skip copies),
+ *   nor while MAX_WAITING_CALLS calls do: a session that never pauses is logged at most that late, and its
+ *   backlog stays bounded;
  * - a call someone waits on (the end of input, the tap's close) is carried out at once.
  *
  * Bursts are what MCP and LLM traffic is made of (a tool result, a model's answer, then a pause while someone
@@ -30,6 +31,17 @@
 export const QUIET_MS = 5;
 /** The longest the thread waits for a pause before it catches up anyway. */
 export const MAX_WAIT_MS = 1000;
+/**
+ * Calls waiting past this many are worked on at once, pause or not. Small frames come many to a megabyte, and
+ * the byte bound alone would let a second of them wait; a process that then exits (a crash, process.exit) gives
+ * the thread half a second to write what it has (inspection-worker.ts), and the thread carries out about this
+ * many calls in that time (15.6–28.1 µs of its CPU per chunk of a token stream, 2 cores). Measured, a library
+ * host relaying ping frames through `cat` over 0.9 s and calling process.exit once all were echoed: of 20,000
+ * frames all were logged with this bound, and 18,800 and 20,000 without it (two runs each); of 30,000 (one run
+ * each), 21,000–21,600 a direction with it, 20,400–20,815 without, 18,000 with the bounds of 200 ms and 1 MiB
+ * before. The same host at the bounds before logged 18,800 and 20,000 of the 20,000.
+ */
+export const MAX_WAITING_CALLS = 16 * 1024;
 /** Longest interval between two looks at the traffic while waiting (the looks back off from QUIET_MS). */
 const MAX_LOOK_MS = 40;
 
@@ -40,6 +52,8 @@ export interface TrafficNow {
   sinceLastPost: number;
   /** Bytes of copies pending on the thread. */
   pendingBytes: number;
+  /** Calls pending on the thread. */
+  pendingCalls: number;
   /** A pending call is one someone waits on. */
   urgent: boolean;
 }
@@ -57,7 +71,7 @@ export class TrafficGate {
   /** How long to wait before carrying out the next slice of pending calls: 0 to carry it out now. */
   waitBeforeWork(traffic: TrafficNow): number {
     if (this.catchingUp || traffic.urgent || traffic.sinceLastPost >= QUIET_MS) return this.work();
-    if (traffic.pendingBytes >= this.holdBackBytes || (this.waitingSince !== undefined && traffic.now - this.waitingSince >= MAX_WAIT_MS)) {
+    if (traffic.pendingBytes >= this.holdBackBytes || traffic.pendingCalls >= MAX_WAITING_CALLS || (this.waitingSince !== undefined && traffic.now - this.waitingSince >= MAX_WAIT_MS)) {
       this.catchingUp = true;
       return this.work();
     }

@@ -44,6 +44,7 @@ describe('call batches', () => {
     expect(batch.bytes).toBe(8);
     const reader = acrossThreads(batch);
     expect(reader.bytes).toBe(8);
+    expect(reader.callCount).toBe(6);
     expect(readAll(reader)).toEqual([
       [1, 'head', { a: 1 }],
       [100, 7, 'one', 1_796_000_000_123, 12.5],

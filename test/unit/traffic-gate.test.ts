@@ -2,12 +2,12 @@
  * The inspection thread's gate: it works in the traffic's pauses, and never waits past its bounds.
  */
 import { describe, expect, test } from 'vitest';
-import { MAX_WAIT_MS, QUIET_MS, TrafficGate, type TrafficNow } from '../../src/capture/traffic-gate.js';
+import { MAX_WAIT_MS, MAX_WAITING_CALLS, QUIET_MS, TrafficGate, type TrafficNow } from '../../src/capture/traffic-gate.js';
 
 /** The copies a gate lets wait for a pause (a tap's holdBackBytes). */
 const HOLD_BACK = 4096;
 
-const busy = (now: number, extra: Partial<TrafficNow> = {}): TrafficNow => ({ now, sinceLastPost: 0, pendingBytes: 1000, urgent: false, ...extra });
+const busy = (now: number, extra: Partial<TrafficNow> = {}): TrafficNow => ({ now, sinceLastPost: 0, pendingBytes: 1000, pendingCalls: 10, urgent: false, ...extra });
 
 describe('TrafficGate', () => {
   test('works at once when the relay has posted nothing for QUIET_MS', () => {
@@ -58,5 +58,10 @@ describe('TrafficGate', () => {
     expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { urgent: true }))).toBe(0);
     expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { pendingBytes: HOLD_BACK - 1 }))).toBe(QUIET_MS);
     expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { pendingBytes: HOLD_BACK }))).toBe(0);
+  });
+
+  test('nor do MAX_WAITING_CALLS calls, however few bytes they carry', () => {
+    expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { pendingCalls: MAX_WAITING_CALLS - 1 }))).toBe(QUIET_MS);
+    expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { pendingCalls: MAX_WAITING_CALLS }))).toBe(0);
   });
 });
