@@ -16,7 +16,7 @@
 export type ChunkRef = number;
 
 /** The numbers of one chunk call: kind, subject, chunk (its ChunkRef), time, mono. */
-export const CHUNK_CALL_WIDTH = 5;
+const CHUNK_CALL_WIDTH = 5;
 
 /** Room for this many chunk calls in a new batch (it doubles as needed). */
 const FIRST_CHUNK_CALLS = 256;

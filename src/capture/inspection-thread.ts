@@ -193,8 +193,8 @@ export class InspectionThread {
     }
   }
 
-  /** Bytes posted and not yet taken in by the thread. */
-  get backlog(): number {
+  /** Bytes posted and not yet taken in by the thread, from its count read now (kept as processedSeen). */
+  private readBacklog(): number {
     this.processedSeen = Atomics.load(this.shared, PROCESSED_SLOT);
     return (this.posted - this.processedSeen) >>> 0;
   }
@@ -212,7 +212,7 @@ export class InspectionThread {
     // The backlog as of the thread's count last read can only be more than it is now: while that fits, the
     // shared counter need not be read again (an atomic read for every chunk cost the relay measurably).
     if (this.caughtUp && ((this.posted - this.processedSeen) >>> 0) + bytes <= limit) return false;
-    const backlog = this.backlog;
+    const backlog = this.readBacklog();
     if (!this.caughtUp && this.started && backlog <= limit) this.caughtUp = true;
     return backlog + bytes > (this.caughtUp ? limit : Math.max(limit, MAX_STARTING_BACKLOG_BYTES));
   }

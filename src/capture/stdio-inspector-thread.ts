@@ -21,11 +21,6 @@ export const SHARED_SLOTS = FIRST_TAP_SLOT + 1;
  * echoed both ways) must not be cut just because the machine is busy; still a bound, not a buffer without end.
  */
 export const STDIO_MAX_BACKLOG_BYTES = 64 * 1024 * 1024;
-/**
- * Copies the thread lets wait for a pause in the traffic (traffic-gate.ts): a tool result of tens of MB passes
- * before the thread starts on it, and half the backlog bound is still free when it does.
- */
-export const STDIO_HOLD_BACK_BYTES = STDIO_MAX_BACKLOG_BYTES / 2;
 
 export class StdioInspectorThread implements StdioInspection {
   private readonly thread: InspectionThread;
@@ -43,7 +38,9 @@ export class StdioInspectorThread implements StdioInspection {
   ) {
     this.caps = [new LineCap(config.maxBody), new LineCap(config.maxBody), new LineCap(MAX_STDERR_LINE)];
     const threadConfig: StdioInspectorConfig = { ...config, overlongByCaller: true };
-    this.thread = new InspectionThread({ script: workerScript('stdio-inspector-worker'), config: threadConfig, sharedSlots: SHARED_SLOTS, holdBackBytes: Math.min(STDIO_HOLD_BACK_BYTES, maxBacklogBytes / 2), notice });
+    // The thread lets half the backlog bound wait for a pause in the traffic (traffic-gate.ts): a tool result of
+    // tens of MB passes before it starts, and the other half is still free when it does.
+    this.thread = new InspectionThread({ script: workerScript('stdio-inspector-worker'), config: threadConfig, sharedSlots: SHARED_SLOTS, holdBackBytes: maxBacklogBytes / 2, notice });
   }
 
   data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void {
