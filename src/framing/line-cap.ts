@@ -50,6 +50,7 @@ export class LineCap {
   }
 
   cut(chunk: Buffer): CapPiece[] {
+    if (!this.hash && chunk.length > 0 && this.lineBytes + chunk.length <= this.cap + 1) return this.copyWhole(chunk);
     const pieces: CapPiece[] = [];
     let pos = 0;
     /** Start of the bytes being copied, or -1 while an over-long line's bytes are hashed instead. */
@@ -90,6 +91,27 @@ export class LineCap {
     }
     if (copyFrom !== -1 && copyFrom < chunk.length) pieces.push({ copy: chunk.subarray(copyFrom) });
     return pieces;
+  }
+
+  /**
+   * A chunk in which no line can outgrow the cap (the current line's bytes and the whole chunk fit): it is
+   * copied whole, and only where its last line starts matters, found from the chunk's end. Scanning it for every
+   * `\n` from the front, as cut does, read all of every chunk: relaying 64 KiB frames, perf found that scan
+   * (memchr) in 22 of the main thread's 1050 samples.
+   */
+  private copyWhole(chunk: Buffer): CapPiece[] {
+    const lastLf = chunk.lastIndexOf(LF);
+    if (lastLf === -1) {
+      this.head.push(chunk);
+      this.lineBytes += chunk.length;
+    } else {
+      this.reset();
+      if (lastLf + 1 < chunk.length) {
+        this.head.push(chunk.subarray(lastLf + 1));
+        this.lineBytes = chunk.length - lastLf - 1;
+      }
+    }
+    return [{ copy: chunk }];
   }
 
   /** The stream ended: an over-long line without its `\n` ends here (partial); otherwise nothing. */

@@ -55,6 +55,18 @@ describe('LineCap', () => {
     );
   });
 
+  it('copies a chunk whose lines all fit as it is, and still cuts a line that outgrows the cap in a later chunk', () => {
+    const lineCap = new LineCap(100);
+    const first = Buffer.from(`${'a'.repeat(60)}\n${'b'.repeat(30)}`);
+    expect(lineCap.cut(first)).toEqual([{ copy: first }]);
+    // The `b` line had 30 bytes; 71 more take it past cap + 1 = 101 at its 102nd byte, so 71 of them are copied.
+    const pieces = lineCap.cut(Buffer.from(`${'b'.repeat(80)}\nc\n`));
+    expect(pieces).toHaveLength(3);
+    expect((pieces[0] as { copy: Buffer }).copy.toString()).toBe('b'.repeat(71));
+    expect((pieces[1] as { end: { size: number } }).end.size).toBe(110);
+    expect((pieces[2] as { copy: Buffer }).copy.toString()).toBe('c\n');
+  });
+
   it('copies only the head of an over-long line and hashes the rest: a 5 MB line costs 1 KiB + 1 of copies', () => {
     const line = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"result":"'), Buffer.alloc(5 * 1024 * 1024, 0x61), Buffer.from('"}\r\n')]);
     const chunks = Array.from({ length: Math.ceil(line.length / 65536) }, (_, i) => line.subarray(i * 65536, (i + 1) * 65536));
