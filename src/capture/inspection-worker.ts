@@ -9,7 +9,7 @@ import { setPriority } from 'node:os';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { CALLS_SLOT, EXIT_WAIT_MS, EXITING_WRITTEN_SLOT, LAST_POST_SLOT, PROCESSED_SLOT, READY_SLOT, type InspectionWorkerData } from './inspection-thread.js';
 import { BatchReader, type ChunkRef, type PostedBatch } from './call-batch.js';
-import { stopYoungGenerationGrowth } from './young-generation.js';
+import { keepYoungGenerationsSmallNow } from './young-generation.js';
 import { flushOpenWriters } from '../log/writer.js';
 import { TrafficGate } from './traffic-gate.js';
 
@@ -39,7 +39,7 @@ export type ChunkAt = (ref: ChunkRef) => Buffer;
 export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (call: unknown[], chunkAt: ChunkAt) => number, afterSlice?: () => void): void {
   yieldToTheTraffic();
   const { keepYoungGenerationSmall, epoch, holdBackBytes } = workerData as InspectionWorkerData;
-  if (keepYoungGenerationSmall) void stopYoungGenerationGrowth();
+  if (keepYoungGenerationSmall) void keepYoungGenerationsSmallNow();
   const pending: BatchReader[] = [];
   let pendingBytes = 0;
   let pendingCalls = 0;
