@@ -23,7 +23,7 @@
 
 let asked = false;
 
-/** The CLI asks that inspection threads started from now on stop young generations growing. */
+/** The CLI asks that inspection threads started from now on keep young generations small (see above). */
 export function keepYoungGenerationSmall(): void {
   asked = true;
 }
@@ -34,7 +34,7 @@ export function youngGenerationKeptSmall(): boolean {
 }
 
 /** How full (percent) a young generation is when V8 collects it as a task of its own. */
-export const MINOR_GC_TASK_TRIGGER = 20;
+const MINOR_GC_TASK_TRIGGER = 20;
 
 /**
  * Keep young generations small and collect them early, in every thread of the process: for an inspection

@@ -59,7 +59,7 @@ describe('LineCap', () => {
     const lineCap = new LineCap(100);
     const first = Buffer.from(`${'a'.repeat(60)}\n${'b'.repeat(30)}`);
     expect(lineCap.cut(first)).toEqual([{ copy: first }]);
-    // The `b` line had 30 bytes; 71 more take it past cap + 1 = 101 at its 102nd byte, so 71 of them are copied.
+    // The `b` line had 30 bytes: 71 more bring it to cap + 1 = 101, the 72nd takes it over, so those 71 are copied.
     const pieces = lineCap.cut(Buffer.from(`${'b'.repeat(80)}\nc\n`));
     expect(pieces).toHaveLength(3);
     expect((pieces[0] as { copy: Buffer }).copy.toString()).toBe('b'.repeat(71));
