@@ -167,7 +167,8 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   const tracked = new WeakMap<http.IncomingMessage, Tracked>();
 
   // Each chunk goes to the inspection after the forwarding `pipe` has written it on: the `data` listeners below
-  // are registered after http-proxy's, and the calls are posted (or, inline, carried out) in a later turn.
+  // are registered after http-proxy's, and the calls are posted (or, inline, carried out) in a later turn. The
+  // chunk listeners read the two clocks themselves rather than spread now(), which builds an array per chunk.
   const now = (): [number, number] => [Date.now(), performance.now()];
 
   proxy.on('proxyReq', (proxyReq, req) => {

@@ -37,9 +37,9 @@ export const MAX_WAIT_MS = 1000;
  * the thread half a second to write what it has (inspection-worker.ts), and the thread carries out about this
  * many calls in that time (15.6–28.1 µs of its CPU per chunk of a token stream, 2 cores). Measured, a library
  * host relaying ping frames through `cat` over 0.9 s and calling process.exit once all were echoed: of 20,000
- * frames all were logged with this bound, and 18,800 and 20,000 without it (two runs each); of 30,000 (one run
- * each), 21,000–21,600 a direction with it, 20,400–20,815 without, 18,000 with the bounds of 200 ms and 1 MiB
- * before. The same host at the bounds before logged 18,800 and 20,000 of the 20,000.
+ * frames all were logged with this bound, and 18,800 and 20,000 without it, as with the bounds of 200 ms and
+ * 1 MiB before (two runs each); of 30,000 (one run each), 21,000–21,600 a direction with it, 20,400–20,815
+ * without, 18,000 with the bounds before.
  */
 export const MAX_WAITING_CALLS = 16 * 1024;
 /** Longest interval between two looks at the traffic while waiting (the looks back off from QUIET_MS). */

@@ -23,6 +23,7 @@ export interface WebSocketTapContext {
 /** Proxy one upgrade request and tap the messages of the connection it opens. */
 export function tapWebSocket(ctx: WebSocketTapContext): void {
   const { proxy, req, socket, head, x, inspection, tracked } = ctx;
+  // The data listeners read the two clocks themselves rather than spread now(), which builds an array per chunk.
   const now = (): [number, number] => [Date.now(), performance.now()];
   inspection.requestEnd(x, ...now());
   // http-proxy creates the upstream request synchronously inside ws(): catch it to watch its answer.
