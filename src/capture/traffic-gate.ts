@@ -11,10 +11,11 @@
  * within bounds:
  *
  * - a pause is QUIET_MS without a call posted: a model streaming tokens pauses between them;
- * - the thread never waits longer than MAX_WAIT_MS, nor while more than its tap's `holdBackBytes` of copies wait
- *   for it (at most half the tap's backlog bound, so that much is still free before the tap would skip copies),
- *   nor while MAX_WAITING_CALLS calls do: a session that never pauses is logged at most that late, and its
- *   backlog stays bounded;
+ * - work begun in a pause stops as soon as the traffic starts again (stopsFor);
+ * - the thread never waits longer than MAX_WAIT_MS in all (from its first wait since it last caught up), nor
+ *   while more than its tap's `holdBackBytes` of copies wait for it (at most half the tap's backlog bound, so
+ *   that much is still free before the tap would skip copies), nor while MAX_WAITING_CALLS calls do: a session
+ *   that never pauses is logged at most that late, and its backlog stays bounded;
  * - a call someone waits on (the end of input, the tap's close) is carried out at once.
  *
  * Bursts are what MCP and LLM traffic is made of (a tool result, a model's answer, then a pause while someone
@@ -29,7 +30,7 @@
 
 /** No call posted for this long: the traffic has paused. */
 export const QUIET_MS = 5;
-/** The longest the thread waits for a pause before it catches up anyway. */
+/** The longest the thread waits for pauses (from its first wait since it last caught up) before it catches up anyway. */
 export const MAX_WAIT_MS = 1000;
 /**
  * Calls waiting past this many are worked on at once, pause or not. Small frames come many to a megabyte, and
@@ -66,33 +67,42 @@ export class TrafficGate {
   private waitingSince: number | undefined;
   /** Set once a wait ended without a pause: everything pending is then carried out before waiting again. */
   private catchingUp = false;
-  private nextLook = QUIET_MS;
+  /** The last wait's length: each wait in a row is twice the one before, up to MAX_LOOK_MS. */
+  private nextLook = QUIET_MS / 2;
 
   /** How long to wait before carrying out the next slice of pending calls: 0 to carry it out now. */
   waitBeforeWork(traffic: TrafficNow): number {
-    if (this.catchingUp || traffic.urgent || traffic.sinceLastPost >= QUIET_MS) return this.work();
+    if (this.catchingUp || traffic.urgent) return 0;
     if (traffic.pendingBytes >= this.holdBackBytes || traffic.pendingCalls >= MAX_WAITING_CALLS || (this.waitingSince !== undefined && traffic.now - this.waitingSince >= MAX_WAIT_MS)) {
       this.catchingUp = true;
-      return this.work();
+      return 0;
     }
-    if (this.waitingSince === undefined) {
-      this.waitingSince = traffic.now;
-      this.nextLook = QUIET_MS;
-    } else {
-      this.nextLook = Math.min(2 * this.nextLook, MAX_LOOK_MS);
+    if (traffic.sinceLastPost >= QUIET_MS) {
+      // A wait cut short by the traffic's return (stopsFor) looks again soon: its next pause may be as short.
+      this.nextLook = QUIET_MS / 2;
+      return 0;
     }
+    if (this.waitingSince === undefined) this.waitingSince = traffic.now;
+    this.nextLook = Math.min(2 * this.nextLook, MAX_LOOK_MS);
     // Look again no sooner than the traffic could have paused (nextLook is QUIET_MS at least), and never past
-    // MAX_WAIT_MS.
+    // MAX_WAIT_MS in all.
     return Math.max(1, Math.min(this.nextLook, MAX_WAIT_MS - (traffic.now - this.waitingSince)));
   }
 
-  /** Nothing is pending any more: the next calls may wait for a pause again. */
-  caughtUp(): void {
-    this.catchingUp = false;
+  /**
+   * Whether work begun in a pause should stop, the traffic having started again (the thread looks every few
+   * calls): a slice of a few hundred calls takes the thread 10–25 ms, as long as a whole burst, and work begun
+   * in a pause between two bursts ran on into the second. Catching up, or carrying out a call someone waits on,
+   * goes on.
+   */
+  stopsFor(traffic: Pick<TrafficNow, 'sinceLastPost' | 'urgent'>): boolean {
+    return !this.catchingUp && !traffic.urgent && traffic.sinceLastPost < QUIET_MS;
   }
 
-  private work(): number {
+  /** Nothing is pending any more: the next calls may wait for a pause again, for MAX_WAIT_MS from their first wait. */
+  caughtUp(): void {
+    this.catchingUp = false;
     this.waitingSince = undefined;
-    return 0;
+    this.nextLook = QUIET_MS / 2;
   }
 }

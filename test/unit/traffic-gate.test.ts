@@ -64,4 +64,36 @@ describe('TrafficGate', () => {
     expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { pendingCalls: MAX_WAITING_CALLS - 1 }))).toBe(QUIET_MS);
     expect(new TrafficGate(HOLD_BACK).waitBeforeWork(busy(0, { pendingCalls: MAX_WAITING_CALLS }))).toBe(0);
   });
+
+  test('work begun in a pause stops once the traffic starts again, and the thread looks again a pause later', () => {
+    const gate = new TrafficGate(HOLD_BACK);
+    expect(gate.waitBeforeWork(busy(0, { sinceLastPost: QUIET_MS }))).toBe(0);
+    expect(gate.stopsFor({ sinceLastPost: QUIET_MS + 1, urgent: false })).toBe(false);
+    // A call was posted 1 ms ago: the slice stops, and the next look comes QUIET_MS later.
+    expect(gate.stopsFor({ sinceLastPost: 1, urgent: false })).toBe(true);
+    expect(gate.waitBeforeWork(busy(1, { sinceLastPost: 1 }))).toBe(QUIET_MS);
+  });
+
+  test('catching up, or a call someone waits on, does not stop for the traffic', () => {
+    const gate = new TrafficGate(HOLD_BACK);
+    expect(gate.stopsFor({ sinceLastPost: 0, urgent: true })).toBe(false);
+    expect(gate.waitBeforeWork(busy(0, { pendingBytes: HOLD_BACK }))).toBe(0);
+    expect(gate.stopsFor({ sinceLastPost: 0, urgent: false })).toBe(false);
+    gate.caughtUp();
+    expect(gate.stopsFor({ sinceLastPost: 0, urgent: false })).toBe(true);
+  });
+
+  test('waits cut short by pauses add up: MAX_WAIT_MS after the first, the thread catches up anyway', () => {
+    const gate = new TrafficGate(HOLD_BACK);
+    expect(gate.waitBeforeWork(busy(0))).toBe(QUIET_MS);
+    // The traffic pauses for QUIET_MS again and again; each time work begins, and the traffic's return stops it.
+    for (let now = QUIET_MS; now + 1 < MAX_WAIT_MS; now += QUIET_MS + 1) {
+      expect(gate.waitBeforeWork(busy(now, { sinceLastPost: QUIET_MS }))).toBe(0);
+      expect(gate.stopsFor({ sinceLastPost: 0, urgent: false })).toBe(true);
+      expect(gate.waitBeforeWork(busy(now + 1))).toBeGreaterThan(0);
+    }
+    // MAX_WAIT_MS since the first wait: everything pending is carried out, the traffic notwithstanding.
+    expect(gate.waitBeforeWork(busy(MAX_WAIT_MS))).toBe(0);
+    expect(gate.stopsFor({ sinceLastPost: 0, urgent: false })).toBe(false);
+  });
 });
