@@ -1,12 +1,12 @@
 /**
  * The inspection thread's transport: calls come back in the order they were queued, chunk calls as the arrays
- * they stand for; a batch's chunks are packed end to end into one movable buffer, and the thread takes each one
- * back out as a Buffer of its own; and the Node options the thread starts with.
+ * they stand for; a batch's chunks are packed end to end into one movable buffer (small ones as they are queued),
+ * and the thread takes each one back out as a Buffer of its own; and the Node options the thread starts with.
  */
 import { randomBytes } from 'node:crypto';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { describe, expect, test } from 'vitest';
-import { BatchReader, CallBatch, packChunks, unpackChunks, type PostedBatch } from '../../src/capture/call-batch.js';
+import { BatchReader, CallBatch, type PostedBatch } from '../../src/capture/call-batch.js';
 import { workerExecArgv } from '../../src/capture/inspection-thread.js';
 
 /** Post a batch through a real MessagePort, as the thread receives it (the moved buffers included). */
@@ -88,22 +88,55 @@ describe('call batches', () => {
 });
 
 describe('packed chunks', () => {
-  test('every chunk comes back byte for byte, empty ones and large ones included', () => {
-    const chunks = [Buffer.from('{"jsonrpc":"2.0"}\n'), Buffer.alloc(0), randomBytes(70_000), Buffer.from('é€😀'), randomBytes(1)];
-    const chunkAt = unpackChunks({ calls: [], ...packChunks(chunks) });
-    chunks.forEach((chunk, ref) => expect(chunkAt(ref).equals(chunk)).toBe(true));
+  /** A batch of one chunk call per chunk, read back across a port: each chunk as the thread gets it. */
+  function roundTrip(chunks: readonly Buffer[]): Buffer[] {
+    const batch = new CallBatch();
+    chunks.forEach((chunk, i) => batch.addChunkCall(100, i, chunk, i, i));
+    const reader = acrossThreads(batch);
+    const back: Buffer[] = [];
+    for (let call = reader.next(); call !== undefined; call = reader.next()) back.push(reader.chunkAt(call[2] as number));
+    return back;
+  }
+
+  test('every chunk comes back byte for byte, small and large ones mixed in any order, empty ones included', () => {
+    const chunks = [Buffer.from('{"jsonrpc":"2.0"}\n'), Buffer.alloc(0), randomBytes(70_000), Buffer.from('é€😀'), randomBytes(9000), randomBytes(1), randomBytes(8192), randomBytes(8193), randomBytes(40_000)];
+    const back = roundTrip(chunks);
+    expect(back).toHaveLength(chunks.length);
+    chunks.forEach((chunk, i) => expect(back[i]!.equals(chunk), `chunk ${i}`).toBe(true));
+  });
+
+  test('a batch of small chunks past the room it started with, after a smaller batch, all come back', () => {
+    const batch = new CallBatch();
+    for (let i = 0; i < 10; i++) batch.addChunkCall(100, i, randomBytes(1000), 0, 0);
+    acrossThreads(batch);
+    // About 55 KB: the room for small chunks (sized by the batch before) grows several times.
+    const chunks = Array.from({ length: 100 }, (_, i) => randomBytes(500 + i));
+    chunks.forEach((chunk, i) => batch.addChunkCall(100, i, chunk, 0, 0));
+    const reader = acrossThreads(batch);
+    expect(reader.bytes).toBe(chunks.reduce((n, chunk) => n + chunk.length, 0));
+    for (const chunk of chunks) expect(reader.chunkAt(reader.next()![2] as number).equals(chunk)).toBe(true);
+  });
+
+  test('a small chunk is copied as it is queued: the relay may reuse its buffer at once', () => {
+    const batch = new CallBatch();
+    const chunk = Buffer.from('{"id":1}\n');
+    batch.addChunkCall(100, 1, chunk, 0, 0);
+    chunk.fill(0x20);
+    const reader = acrossThreads(batch);
+    expect(reader.chunkAt(reader.next()![2] as number).toString()).toBe('{"id":1}\n');
   });
 
   test('a chunk taken out does not keep the packed batch alive: it has memory of its own', () => {
-    const packed = packChunks([randomBytes(10), randomBytes(100_000)]);
-    const chunkAt = unpackChunks({ calls: [], ...packed });
-    expect(chunkAt(0).buffer).not.toBe(packed.packed);
-    expect(chunkAt(1).buffer).not.toBe(packed.packed);
-    expect(chunkAt(1).buffer.byteLength).toBeLessThan(packed.packed!.byteLength);
-  });
-
-  test('a batch without chunks packs nothing', () => {
-    expect(packChunks([])).toEqual({});
+    const batch = new CallBatch();
+    batch.addChunkCall(100, 1, randomBytes(10), 0, 0);
+    batch.addChunkCall(100, 2, randomBytes(100_000), 0, 0);
+    const { batch: posted } = batch.take();
+    const reader = new BatchReader(posted);
+    const small = reader.chunkAt(0);
+    const large = reader.chunkAt(1);
+    expect(small.buffer).not.toBe(posted.packed);
+    expect(large.buffer).not.toBe(posted.packed);
+    expect(large.buffer.byteLength).toBeLessThan(posted.packed!.byteLength);
   });
 });
 
