@@ -117,7 +117,7 @@ describe('packed chunks', () => {
     for (const chunk of chunks) expect(reader.chunkAt(reader.next()![2] as number).equals(chunk)).toBe(true);
   });
 
-  test('a small chunk is copied as it is queued: the relay may reuse its buffer at once', () => {
+  test("a small chunk is copied as it is queued: the batch does not hold the relay's buffer", () => {
     const batch = new CallBatch();
     const chunk = Buffer.from('{"id":1}\n');
     batch.addChunkCall(100, 1, chunk, 0, 0);
