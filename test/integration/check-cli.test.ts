@@ -3,10 +3,10 @@
  * mcptap by scripts/make-fixtures.mjs). Needs a fresh build (bin/mcptap.js runs dist/).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { tempDir } from '../support/temp-dir.js';
 
 const run = (...args: string[]) => {
   const r = spawnSync(process.execPath, ['bin/mcptap.js', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
@@ -55,7 +55,7 @@ describe('mcptap check', () => {
   });
 
   test('--format junit writes a report CI systems read; a folder checks every log in it', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mcptap-junit-'));
+    const dir = tempDir('mcptap-junit-');
     const file = join(dir, 'report.xml');
     const r = run('check', '--format', 'junit', '-o', file, 'fixtures/captures/mcp-stdio');
     expect(r.code).toBe(1);

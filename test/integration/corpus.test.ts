@@ -13,12 +13,12 @@
  * A file that is none of these fails the test. Needs a fresh build (bin/mcptap.js runs dist/).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { readAllRecords, readLogFile, parseRecordLine, buildScript, mcpSessions, canonicalJson, replay } from '../../src/index.js';
 import type { LogRecord } from '../../src/log/schema.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const FIXTURES = 'fixtures';
 const PROGRAMS = new Set(['fixtures/llm-upstream.mjs', 'fixtures/weather-server.mjs']);
@@ -71,7 +71,7 @@ async function exited(child: ChildProcess): Promise<void> {
 
 /** Replay one MCP session over stdio inside the stdio tap, sending the recorded client frames in lockstep. */
 async function recaptureStdio(log: string, session: string, frames: readonly LogRecord[]): Promise<LogRecord[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'mcptap-corpus-'));
+  const dir = tempDir('mcptap-corpus-');
   const child = spawn(
     process.execPath,
     ['bin/mcptap.js', '--log-dir', dir, '--name', 'corpus', '--max-body', String(64 * 1024 * 1024), '--', process.execPath, 'bin/mcptap.js', 'replay', log, '--session', session, '--no-delay'],
@@ -153,7 +153,7 @@ function exchangesOf(records: readonly LogRecord[]): { method: string; path: str
 async function recaptureHttp(log: string, recorded: ReturnType<typeof exchangesOf>): Promise<LogRecord[]> {
   const stand = await replay({ logs: log, listen: 0, noDelay: true });
   cleanup.push(() => stand.close());
-  const dir = mkdtempSync(join(tmpdir(), 'mcptap-corpus-'));
+  const dir = tempDir('mcptap-corpus-');
   const tap = spawn(process.execPath, ['bin/mcptap.js', 'http', '--target', stand.url!, '--listen', '0', '--log-dir', dir, '--name', 'corpus', '--max-body', String(64 * 1024 * 1024)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -6,13 +6,13 @@
  */
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { settledRecords } from '../support/settled-records.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpTap, type HttpTap } from '../../src/index.js';
+import { tempDir } from '../support/temp-dir.js';
 
 let upstream: Server;
 let tap: HttpTap;
@@ -38,7 +38,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const { port } = upstream.address() as AddressInfo;
-  tap = await startHttpTap({ target: `http://127.0.0.1:${port}`, logDir: mkdtempSync(join(tmpdir(), 'mcptap-fuzz-http-')), warn: (m) => warnings.push(m) });
+  tap = await startHttpTap({ target: `http://127.0.0.1:${port}`, logDir: tempDir('mcptap-fuzz-http-'), warn: (m) => warnings.push(m) });
 });
 
 afterAll(async () => {

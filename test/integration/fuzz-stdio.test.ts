@@ -3,13 +3,13 @@
  * they are cut into chunks and whatever they contain (binary, lone \r, no final newline, huge lines), while the
  * log still gets a record for every line.
  */
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { startStdioTap } from '../../src/index.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const byte = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 255 }) }, { weight: 2, arbitrary: fc.constantFrom(0x0a, 0x0d, 0x7b, 0x22) });
 const piece = fc.oneof(
@@ -20,7 +20,7 @@ const piece = fc.oneof(
 );
 
 async function throughCat(chunks: Buffer[]): Promise<{ out: Buffer; log: string[] }> {
-  const logDir = mkdtempSync(join(tmpdir(), 'mcptap-fuzz-'));
+  const logDir = tempDir('mcptap-fuzz-');
   const input = new PassThrough();
   const output = new PassThrough();
   const got: Buffer[] = [];

@@ -6,13 +6,13 @@
  * Needs /usr/bin/chromium (`apt-get install -y chromium`) and a built dist/ (npm test builds first).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
+import { tempDir } from '../support/temp-dir.js';
 
 const run = promisify(execFile);
 const CHROMIUM = '/usr/bin/chromium';
@@ -20,7 +20,7 @@ const BIN = 'bin/mcptap.js';
 
 describe('view --format html in headless Chromium', () => {
   it.runIf(existsSync(CHROMIUM))('draws the sequence diagram with participant boxes and arrows, offline', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mcptap-html-'));
+    const dir = tempDir('mcptap-html-');
     const logs = join(dir, 'logs');
     await run(process.execPath, [BIN, 'demo', '--log-dir', logs, '--no-color', '--speed', '0']);
     const page = join(dir, 'trace.html');

@@ -3,17 +3,17 @@
  * then on, one warning says so, its http-end carries uninspectedBytes, and the byte totals stay true. Driven
  * through the same client the tap uses, with a tiny backlog bound so the skip is certain.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HttpInspectionClient } from '../../src/capture/http-inspection.js';
 import { HttpInspectorThread } from '../../src/capture/http-inspector-thread.js';
 import { openLogFile } from '../../src/log/open-file.js';
+import { tempDir } from '../support/temp-dir.js';
 
 describe('the HTTP inspection thread, behind', () => {
   it('counts the rest of a cut exchange without inspecting it, says so once, and keeps the next exchange whole', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'mcptap-http-gap-')), 'gap.ndjson');
+    const file = join(tempDir('mcptap-http-gap-'), 'gap.ndjson');
     const notices: string[] = [];
     const thread = new HttpInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20, chunks: true, targetPath: '' }, (m) => notices.push(m), 2000);
     const client = new HttpInspectionClient(thread);

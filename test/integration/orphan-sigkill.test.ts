@@ -4,11 +4,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStdioTap } from '../../src/index.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/mcptap.js');
@@ -56,7 +56,7 @@ afterEach(() => {
 
 /** Start mcptap around a server; resolves with mcptap and the server's pid (read from the relayed stdout). */
 async function wrap(stubborn: boolean): Promise<{ mcptap: ChildProcess; serverPid: number }> {
-  const logDir = mkdtempSync(join(tmpdir(), 'mcptap-orphan-'));
+  const logDir = tempDir('mcptap-orphan-');
   const mcptap = spawn(process.execPath, [BIN, '--log-dir', logDir, '--', process.execPath, '-e', server(stubborn)], { stdio: ['pipe', 'pipe', 'pipe'] });
   const serverPid = await new Promise<number>((resolvePid, reject) => {
     let text = '';
@@ -93,7 +93,7 @@ describe('no orphans when mcptap is SIGKILLed', () => {
 describe('the watchdog itself', () => {
   it('leaves without touching anything when mcptap ends normally', async () => {
     const input = new PassThrough();
-    const tap = startStdioTap({ command: 'cat', logDir: mkdtempSync(join(tmpdir(), 'mcptap-dog-')), input, output: new PassThrough(), errorOutput: new PassThrough() });
+    const tap = startStdioTap({ command: 'cat', logDir: tempDir('mcptap-dog-'), input, output: new PassThrough(), errorOutput: new PassThrough() });
     const dogPid = tap.watchdogPid;
     expect(dogPid).toBeTypeOf('number');
     expect(alive(dogPid!)).toBe(true);
@@ -105,7 +105,7 @@ describe('the watchdog itself', () => {
 
   it('can be turned off', () => {
     const input = new PassThrough();
-    const tap = startStdioTap({ command: 'cat', logDir: mkdtempSync(join(tmpdir(), 'mcptap-dog-')), input, output: new PassThrough(), errorOutput: new PassThrough(), watchdog: false });
+    const tap = startStdioTap({ command: 'cat', logDir: tempDir('mcptap-dog-'), input, output: new PassThrough(), errorOutput: new PassThrough(), watchdog: false });
     expect(tap.watchdogPid).toBeUndefined();
     input.end();
     return tap.exited;

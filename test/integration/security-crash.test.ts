@@ -3,20 +3,20 @@
  * once while the traffic keeps flowing. Uses the built library (dist/) in real child processes.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { startStdioTap } from '../../src/index.js';
 import type { RecordDraft } from '../../src/log/schema.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const WRITER = join(ROOT, 'dist/log/writer.js');
 
 /** A node process that writes `count` records through LogWriter and then ends the way `ending` says. */
 function writeThenEnd(ending: string, count: number): { file: string; status: number | null; stderr: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'mcptap-crash-'));
+  const dir = tempDir('mcptap-crash-');
   const file = join(dir, 'crash.ndjson');
   const script = `
     const { LogWriter } = await import(${JSON.stringify(WRITER)});
@@ -58,7 +58,7 @@ describe("a tap's inspection thread, when its process ends without closing the t
 
   /** A node process that relays `count` frames through a stdio tap around `cat`, then ends the way `ending` says. */
   function relayThenEnd(ending: string, count: number): { logDir: string; status: number | null; stderr: string } {
-    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-crash-tap-'));
+    const logDir = tempDir('mcptap-crash-tap-');
     const script = `
       const { PassThrough } = await import('node:stream');
       const { startStdioTap } = await import(${JSON.stringify(INDEX)});
@@ -100,7 +100,7 @@ describe("a tap's inspection thread, when its process ends without closing the t
 
 describe('an exception in the logging path', () => {
   it('is reported once on stderr, and every byte still flows both ways', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-sink-'));
+    const logDir = tempDir('mcptap-sink-');
     const input = new PassThrough();
     const output = new PassThrough();
     const errorOutput = new PassThrough();
@@ -136,7 +136,7 @@ describe('an exception in the logging path', () => {
 
   it('the CLI relays bytes unchanged even when the log cannot be written', async () => {
     // A log folder under a regular file cannot be created: the log fails, the traffic must not.
-    const dir = mkdtempSync(join(tmpdir(), 'mcptap-nolog-'));
+    const dir = tempDir('mcptap-nolog-');
     const blocker = join(dir, 'file');
     spawnSync('touch', [blocker]);
     const child = spawn(process.execPath, [join(ROOT, 'bin/mcptap.js'), '--log-dir', join(blocker, 'logs'), '--', 'cat'], { stdio: ['pipe', 'pipe', 'pipe'] });

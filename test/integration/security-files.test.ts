@@ -3,11 +3,11 @@
  * there before with wider modes); --max-log-mb rotates into parts that stay under the cap and read back whole.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LogWriter, readAllRecords } from '../../src/index.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/mcptap.js');
 const mode = (path: string): number => statSync(path).mode & 0o777;
@@ -16,7 +16,7 @@ describe('private by default', () => {
   it('a new folder is 0700 and a new log 0600, even with umask 000', async () => {
     const previous = process.umask(0o000);
     try {
-      const dir = join(mkdtempSync(join(tmpdir(), 'mcptap-modes-')), 'a', 'logs');
+      const dir = join(tempDir('mcptap-modes-'), 'a', 'logs');
       const writer = new LogWriter({ file: join(dir, 'x.ndjson'), session: 's', channel: 'stdio', label: 'x' });
       writer.write({ time: 1, kind: 'lifecycle', event: 'start', msg: 'start' });
       await writer.close();
@@ -28,7 +28,7 @@ describe('private by default', () => {
   });
 
   it('a log that existed with wider modes is made 0600 before anything is written', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mcptap-modes-'));
+    const dir = tempDir('mcptap-modes-');
     const file = join(dir, 'old.ndjson');
     writeFileSync(file, '');
     chmodSync(file, 0o644);
@@ -38,7 +38,7 @@ describe('private by default', () => {
   });
 
   it('rotated parts are 0600 too', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mcptap-modes-'));
+    const dir = tempDir('mcptap-modes-');
     const writer = new LogWriter({ file: join(dir, 'r.ndjson'), session: 's', channel: 'stdio', label: 'x', maxFileBytes: 300 });
     for (let i = 0; i < 20; i++) writer.write({ time: i, kind: 'stderr', dir: 's2c', text: 'x'.repeat(50), bytes: 50, msg: 'line' });
     await writer.close();
@@ -49,7 +49,7 @@ describe('private by default', () => {
 
 describe('--max-log-mb', () => {
   it('the CLI keeps every part under the cap, and the parts read back as one complete log', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-rotate-'));
+    const logDir = tempDir('mcptap-rotate-');
     const lines = Array.from({ length: 3000 }, (_, i) => `${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { pad: 'y'.repeat(100) } } })}\n`).join('');
     const child = spawn(process.execPath, [BIN, '--max-log-mb', '0.25', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'ignore'] });
     let out = '';
@@ -71,7 +71,7 @@ describe('--max-log-mb', () => {
   });
 
   it('--max-log-files keeps only the newest parts', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-rotate-'));
+    const logDir = tempDir('mcptap-rotate-');
     const lines = Array.from({ length: 2000 }, (_, i) => `{"jsonrpc":"2.0","method":"n","params":{"i":${i},"pad":"${'z'.repeat(100)}"}}\n`).join('');
     const child = spawn(process.execPath, [BIN, '--max-log-mb', '0.1', '--max-log-files', '2', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'ignore', 'ignore'] });
     child.stdin.end(lines);

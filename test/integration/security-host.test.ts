@@ -3,16 +3,14 @@
  * them. A real server on a real socket; raw requests so the Host header can be anything a browser might send.
  */
 import { request } from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
+import { tempDir } from '../support/temp-dir.js';
 
 let ui: UiServer;
 beforeAll(async () => {
-  ui = await startUiServer({ logDir: mkdtempSync(join(tmpdir(), 'mcptap-host-')), listen: 0, warn: () => {} });
+  ui = await startUiServer({ logDir: tempDir('mcptap-host-'), listen: 0, warn: () => {} });
 });
 afterAll(() => ui?.close());
 

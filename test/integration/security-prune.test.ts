@@ -1,18 +1,19 @@
 /** `mcptap prune`: old logs go, only with --yes, and nothing but mcptap's own logs is ever touched. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findOldLogs, parseDuration } from '../../src/prune.js';
 import { McptapError } from '../../src/types.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/mcptap.js');
 const DAY = 86_400_000;
 
 function folder(): { dir: string; old: string[]; keep: string[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'mcptap-prune-'));
-  const outside = mkdtempSync(join(tmpdir(), 'mcptap-prune-outside-'));
+  const dir = tempDir('mcptap-prune-');
+  const outside = tempDir('mcptap-prune-outside-');
   const at = (name: string, ageDays: number, text = '{}\n'): string => {
     const file = join(dir, name);
     writeFileSync(file, text);

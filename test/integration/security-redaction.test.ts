@@ -6,13 +6,13 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { startHttpTap, startStdioTap } from '../../src/index.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/mcptap.js');
 // Credential-shaped values built at run time, so this file itself holds no key-looking literal.
@@ -43,7 +43,7 @@ const toolCall = JSON.stringify({
 
 describe('stdio: forwarded untouched, logged redacted', () => {
   it('library: secrets in arguments, command-line flags and the echo never reach the log', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-redact-'));
+    const logDir = tempDir('mcptap-redact-');
     const input = new PassThrough();
     const output = new PassThrough();
     let out = '';
@@ -76,7 +76,7 @@ describe('stdio: forwarded untouched, logged redacted', () => {
   }
 
   it('CLI --no-redact writes secrets as sent, and says so on stderr', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-noredact-'));
+    const logDir = tempDir('mcptap-noredact-');
     const r = await cli(['--no-redact', '--log-dir', logDir, '--', 'cat'], `${toolCall}\n`);
     expect(r.code).toBe(0);
     expect(r.out).toBe(`${toolCall}\n`);
@@ -85,7 +85,7 @@ describe('stdio: forwarded untouched, logged redacted', () => {
   });
 
   it('CLI --redact-key and --redact-pattern add rules', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-rules-'));
+    const logDir = tempDir('mcptap-rules-');
     const line = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 't', arguments: { tenant: 'acme-42', ref: 'corp_AbCdEf123456' } } });
     const r = await cli(['--redact-key', 'tenant', '--redact-pattern', 'corp_[A-Za-z0-9]{12}', '--log-dir', logDir, '--', 'cat'], `${line}\n`);
     expect(r.code).toBe(0);
@@ -126,7 +126,7 @@ describe('HTTP: the real openai client through mcptap http', () => {
       });
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-http-redact-'));
+    const logDir = tempDir('mcptap-http-redact-');
     const tap = await startHttpTap({ target: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, logDir });
     try {
       const client = new OpenAI({ apiKey: OPENAI_KEY, baseURL: `${tap.url}/v1`, maxRetries: 0 });

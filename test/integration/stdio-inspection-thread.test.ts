@@ -3,9 +3,8 @@
  * to the inline inspector's results, and show what happens when the thread falls behind: copies are skipped,
  * the log says how many bytes went uninspected, and logging resumes at the next whole line.
  */
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { StdioInspectorThread } from '../../src/capture/stdio-inspector-thread.j
 import { STREAM } from '../../src/capture/stdio-inspection.js';
 import { openLogFile } from '../../src/log/open-file.js';
 import { INSPECTION_NICE } from '../../src/capture/inspection-worker.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const TRAFFIC = [
   '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n',
@@ -25,7 +25,7 @@ const TRAFFIC = [
 
 /** Run `cat` (an echo server; it says something on stderr as it ends) through the tap; the records, without what differs by run. */
 async function capture(inspectionThread: boolean): Promise<Record<string, unknown>[]> {
-  const logDir = mkdtempSync(join(tmpdir(), 'mcptap-thread-'));
+  const logDir = tempDir('mcptap-thread-');
   const input = new PassThrough();
   const output = new PassThrough();
   const got: Buffer[] = [];
@@ -65,7 +65,7 @@ describe('the inspection thread', () => {
   });
 
   it('skips copies while too far behind, up to the end of a line, says how many bytes went uninspected, and resumes with the next line', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mcptap-gap-'));
+    const dir = tempDir('mcptap-gap-');
     const file = join(dir, 'gap.ndjson');
     const notices: string[] = [];
     const thread = new StdioInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20 }, (m) => notices.push(m), 1000);
@@ -108,7 +108,7 @@ describe('the inspection thread', () => {
   });
 
   it('a skip still running when the client closes its side is said before the end of input: no half line is logged as partial', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'mcptap-gap-end-')), 'gap.ndjson');
+    const file = join(tempDir('mcptap-gap-end-'), 'gap.ndjson');
     const thread = new StdioInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20 }, () => {}, 1000);
     for (const until = Date.now() + 10_000; !thread.started && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     // One turn: the start of a long line is copied, the rest of it is skipped, then stdin ends mid-line.
@@ -126,7 +126,7 @@ describe('the inspection thread', () => {
   });
 
   it.runIf(process.platform === 'linux')('runs at a lower priority than the relay: one thread of mcptap is niced, the main thread is not', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-nice-'));
+    const logDir = tempDir('mcptap-nice-');
     const child = spawn(process.execPath, ['bin/mcptap.js', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'ignore'] });
     // Once a line has come back through cat and been logged, the inspection thread is running.
     child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
@@ -146,7 +146,7 @@ describe('the inspection thread', () => {
   });
 
   it('starts when mcptap itself runs with V8 options, which Node refuses to pass to a worker', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-v8-options-'));
+    const logDir = tempDir('mcptap-v8-options-');
     const child = spawn(process.execPath, ['--max-old-space-size=512', '--stack-size=2000', 'bin/mcptap.js', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -161,7 +161,7 @@ describe('the inspection thread', () => {
   });
 
   it('counts a request the thread has not looked at yet as owed, so the stdin-EOF escalation waits for it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mcptap-owed-'));
+    const dir = tempDir('mcptap-owed-');
     const file = join(dir, 'owed.ndjson');
     const thread = new StdioInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'owed', maxBody: 1 << 20 }, () => {});
     const settle = async (want: boolean) => {

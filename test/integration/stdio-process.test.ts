@@ -4,11 +4,11 @@
  *
  * Spawns bin/mcptap.js, which runs the built CLI: build first (`npx tsc -p .`, or `npm test`).
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { alive, logDirs, records, start, until } from './stdio-helpers.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const { root, freshDir } = logDirs('mcptap-process-');
 
@@ -61,7 +61,7 @@ describe('exit codes', () => {
 describe('signals and orphans', () => {
   test('SIGTERM while mcptap is still loading its tap (the server already runs) still ends the server', async () => {
     const dir = freshDir();
-    const pidFile = join(mkdtempSync(join(tmpdir(), 'mcptap-pid-')), 'server.pid');
+    const pidFile = join(tempDir('mcptap-pid-'), 'server.pid');
     const run = start(['--log-dir', dir, '--', 'sh', '-c', `echo $$ > '${pidFile}'; exec sleep 30`]);
     // The server writes its pid as soon as it runs; the tap then takes tens of milliseconds more to load.
     let server = 0;

@@ -1,8 +1,8 @@
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RotatingFile, needsNewPart, partFileName, type LogTarget } from '../../src/log/rotate.js';
+import { tempDir } from '../support/temp-dir.js';
 
 /** A part held in memory, so the rotation logic is checked without a disk. */
 class MemoryTarget implements LogTarget {
@@ -76,7 +76,7 @@ describe('RotatingFile', () => {
   });
 
   it('deletes the oldest parts beyond maxFiles', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mcptap-rotate-'));
+    const dir = tempDir('mcptap-rotate-');
     const first = join(dir, 'log.ndjson');
     const rotating = new RotatingFile({
       file: first,
