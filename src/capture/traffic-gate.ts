@@ -45,6 +45,8 @@ export const MAX_WAIT_MS = 1000;
 export const MAX_WAITING_CALLS = 16 * 1024;
 /** Longest interval between two looks at the traffic while waiting (the looks back off from QUIET_MS). */
 const MAX_LOOK_MS = 40;
+/** The last wait's length before a row of waits begins: half of QUIET_MS, so that the first wait is QUIET_MS. */
+const NO_WAIT_YET = QUIET_MS / 2;
 
 export interface TrafficNow {
   /** The clock, in ms. */
@@ -68,7 +70,7 @@ export class TrafficGate {
   /** Set once a wait ended without a pause: everything pending is then carried out before waiting again. */
   private catchingUp = false;
   /** The last wait's length: each wait in a row is twice the one before, up to MAX_LOOK_MS. */
-  private nextLook = QUIET_MS / 2;
+  private lastWait = NO_WAIT_YET;
 
   /** How long to wait before carrying out the next slice of pending calls: 0 to carry it out now. */
   waitBeforeWork(traffic: TrafficNow): number {
@@ -79,14 +81,14 @@ export class TrafficGate {
     }
     if (traffic.sinceLastPost >= QUIET_MS) {
       // A wait cut short by the traffic's return (stopsFor) looks again soon: its next pause may be as short.
-      this.nextLook = QUIET_MS / 2;
+      this.lastWait = NO_WAIT_YET;
       return 0;
     }
     if (this.waitingSince === undefined) this.waitingSince = traffic.now;
-    this.nextLook = Math.min(2 * this.nextLook, MAX_LOOK_MS);
-    // Look again no sooner than the traffic could have paused (nextLook is QUIET_MS at least), and never past
+    this.lastWait = Math.min(2 * this.lastWait, MAX_LOOK_MS);
+    // Look again no sooner than the traffic could have paused (a wait is QUIET_MS at least), and never past
     // MAX_WAIT_MS in all.
-    return Math.max(1, Math.min(this.nextLook, MAX_WAIT_MS - (traffic.now - this.waitingSince)));
+    return Math.max(1, Math.min(this.lastWait, MAX_WAIT_MS - (traffic.now - this.waitingSince)));
   }
 
   /**
@@ -103,6 +105,6 @@ export class TrafficGate {
   caughtUp(): void {
     this.catchingUp = false;
     this.waitingSince = undefined;
-    this.nextLook = QUIET_MS / 2;
+    this.lastWait = NO_WAIT_YET;
   }
 }

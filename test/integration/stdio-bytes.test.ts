@@ -7,18 +7,17 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { readAllRecords } from '../../src/log/reader.js';
 import type { LogRecord } from '../../src/log/schema.js';
+import { tempDir } from '../support/temp-dir.js';
 
 type Rec = LogRecord & Record<string, unknown>;
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-const root = mkdtempSync(join(tmpdir(), 'mcptap-bytes-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('mcptap-bytes-');
 
 /**
  * Run mcptap with these words, feed it `input`, collect what comes out.

@@ -2,19 +2,17 @@
  * Helpers for the stdio process tests: spawn the CLI, wait for what it says, check that processes are gone.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
 import { readAllRecords } from '../../src/log/reader.js';
 import type { LogRecord } from '../../src/log/schema.js';
+import { tempDir } from '../support/temp-dir.js';
 
 export type Rec = LogRecord & Record<string, unknown>;
 
 /** A fresh log folder under a temporary root that is removed after the file's tests. */
 export function logDirs(prefix: string): { root: string; freshDir: () => string } {
-  const root = mkdtempSync(join(tmpdir(), prefix));
-  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const root = tempDir(prefix);
   let dirs = 0;
   return { root, freshDir: () => join(root, `logs-${++dirs}`) };
 }

@@ -4,13 +4,12 @@
  *
  * Spawns bin/mcptap.js, which runs the built CLI: build first (`npx tsc -p .`, or `npm test`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { readAllRecords } from '../../src/log/reader.js';
 import type { LogRecord } from '../../src/log/schema.js';
 import { BIG, EVERYTHING, runScenario, type ScenarioResult } from './stdio-sdk-scenario.js';
+import { tempDir } from '../support/temp-dir.js';
 
 type Rec = LogRecord & Record<string, unknown>;
 
@@ -20,12 +19,11 @@ let tapped: ScenarioResult;
 let records: Rec[];
 
 beforeAll(async () => {
-  logDir = mkdtempSync(join(tmpdir(), 'mcptap-sdk-'));
+  logDir = tempDir('mcptap-sdk-');
   direct = await runScenario('node', EVERYTHING);
   tapped = await runScenario('node', ['bin/mcptap.js', '--log-dir', logDir, '--', 'node', ...EVERYTHING]);
   records = (await readAllRecords([logDir])) as Rec[];
 });
-afterAll(() => rmSync(logDir, { recursive: true, force: true }));
 
 describe('the SDK client sees the same session through mcptap', () => {
   const same = [

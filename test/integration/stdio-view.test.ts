@@ -4,13 +4,12 @@
  * Spawns bin/mcptap.js, which runs the built CLI: build first (`npx tsc -p .`, or `npm test`).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { tempDir } from '../support/temp-dir.js';
 
-const root = mkdtempSync(join(tmpdir(), 'mcptap-view-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('mcptap-view-');
 const logDir = join(root, 'logs');
 const ESC = '\u001b[';
 

@@ -3,17 +3,16 @@
  * the same time: each model call must link to its own tools/call and feed-back, not the other agent's.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startHttpTap } from '../../src/capture/http.js';
 import { runOllamaAgent, runOpenAiAgent, toolboxFrom } from '../../src/demo/agent.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
+import { tempDir } from '../support/temp-dir.js';
 
 const run = promisify(execFile);
 const BIN = 'bin/mcptap.js';
@@ -21,7 +20,7 @@ let root: string;
 let dir: string;
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'mcptap-view-'));
+  root = tempDir('mcptap-view-');
   dir = join(root, 'logs');
   const upstream = (await startLlmUpstream({ speed: 0 })) as { url: string; close(): Promise<void> };
   const tap = await startHttpTap({ target: upstream.url, logDir: dir, label: 'llm' });
@@ -46,7 +45,6 @@ beforeAll(async () => {
     await upstream.close();
   }
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const view = async (...args: string[]): Promise<string> => (await run(process.execPath, [BIN, 'view', ...args, dir])).stdout;
 

@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { labelFromCommand, logFileName, newSessionId, perUserLogDir, resolveLogDir } from '../../src/log/location.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const root = mkdtempSync(join(tmpdir(), 'mcptap-location-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('mcptap-location-');
 
 describe('resolveLogDir', () => {
   test('--log-dir wins, relative to the working directory', () => {

@@ -1,12 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { listLogFiles, parseRecordLine, readAllRecords, readLogs, type LogProblem } from '../../src/log/reader.js';
 import { McptapError } from '../../src/types.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const root = mkdtempSync(join(tmpdir(), 'mcptap-reader-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('mcptap-reader-');
 
 const rec = (session: string, seq: number, time: number, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ level: 30, v: 1, time, seq, session, channel: 'stdio', label: session, kind: 'lifecycle', event: 'warning', msg: `${session}#${seq}`, ...extra });

@@ -1,13 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { LogWriter } from '../../src/log/writer.js';
 import { unwritten } from '../../src/log/append-file.js';
 import { LOG_FORMAT_VERSION } from '../../src/log/schema.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const root = mkdtempSync(join(tmpdir(), 'mcptap-writer-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('mcptap-writer-');
 
 const base = { session: 's1', channel: 'stdio' as const, label: 'weather' };
 const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
