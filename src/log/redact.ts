@@ -6,6 +6,8 @@
  */
 import { RAW_PARSED, type LoggedHeaders } from './schema.js';
 import { McptapError } from '../types.js';
+import { escapeRegExp } from './escape-regexp.js';
+import { createLiteralScanner, type LiteralScanner } from './literal-scan.js';
 
 /** What a secret value is replaced with in the log. */
 export const REDACTED = '[redacted]';
@@ -144,17 +146,34 @@ export const SCREEN_SOURCE = [
 
 /**
  * Literals at least one of which every SCREEN_SOURCE alternative contains (case-insensitive): a text without
- * any of them cannot pass the screen. Keep it in step with SCREEN_SOURCE and KEY_WORDS, and PRESCREEN_GROUPS
- * with it (a test checks that they find the same).
+ * any of them cannot pass the screen. Keep them in step with SCREEN_SOURCE and KEY_WORDS, and PRESCREEN_GROUPS
+ * with them (a test checks that they find the same).
+ *
+ * They come in the scanner's eight buckets (literal-scan.ts). A bucket lets any mix of its literals' bytes through
+ * to the regex that checks a candidate, so they were grouped to make few candidates that are none: a greedy
+ * search over this repository's docs, captures and this file left 3.5 in every 1000 characters, where grouping
+ * by first character left 22.
  */
-export const PRESCREEN_LITERALS = String.raw`pass|pwd|secret|token|key|auth|cookie|credential|sk-|sk_|gh[pousr]_|github_pat_|xox|akia|asia|aiza|k_live_|eyj|bearer|basic|:\/\/`;
+export const PRESCREEN_BUCKETS: readonly (readonly string[])[] = [
+  ['ghp_', 'gho_', 'ghs_'],
+  ['pwd', 'k_live_', '://'],
+  ['token', 'sk-', 'xox'],
+  ['secret', 'cookie', 'credential'],
+  ['pass', 'sk_', 'basic'],
+  ['ghu_', 'ghr_', 'github_pat_'],
+  ['key', 'akia', 'asia', 'aiza', 'bearer'],
+  ['auth', 'eyj'],
+];
+export const PRESCREEN_LITERAL_LIST: readonly string[] = PRESCREEN_BUCKETS.flat();
+/** PRESCREEN_LITERAL_LIST as regular-expression source. */
+export const PRESCREEN_LITERALS = PRESCREEN_LITERAL_LIST.map(escapeRegExp).join('|');
 
 /**
- * PRESCREEN_LITERALS as six regexes of a few literals each. Every record's whole text passes the prescreen, so
- * its speed is the speed of logging a big frame. One regex of all 21 literals tries each of them at every
- * character (measured 4.1–4.6 ns per character on 2 cores, 64 KiB records); a regex of a few can skip ahead
- * between the places where one of its literals could start, and six of them took 2.5–3.8 together (base64
- * text, where every letter can start one, about the same: 5.1 and 5.6).
+ * PRESCREEN_LITERALS as six regexes of a few literals each: the prescreen of long texts where there is no scanner
+ * (literal-scan.ts), and how screenNearLiterals finds every place a literal begins. One regex of all the literals
+ * tries each of them at every character (measured 4.1–4.6 ns per character on 2 cores, 64 KiB records); a regex
+ * of a few can skip ahead between the places where one of its literals could start, and six of them took 2.5–3.8
+ * together (base64 text, where every letter can start one, about the same: 5.1 and 5.6).
  */
 const PRESCREEN_GROUPS = [
   /pass|pwd|token/i,
@@ -166,16 +185,29 @@ const PRESCREEN_GROUPS = [
 ];
 
 /**
- * PRESCREEN_LITERALS as one regex, for short texts: a streamed piece and its edge, a few dozen characters at
- * most, where calling six regexes costs more than reading the text (16 characters: 80 ns against 158).
+ * PRESCREEN_LITERALS as one regex, for short texts: a streamed piece and its edge, a few dozen characters, where
+ * calling six regexes, or copying the text for the scanner, costs more than reading it (2 cores, 32 characters of
+ * prose: 239 ns, against 475 for the six and 333 for the scanner; 64: 487, 815 and 412).
  */
 const PRESCREEN_AT_ONCE = new RegExp(PRESCREEN_LITERALS, 'i');
-/** Texts up to this long are screened with PRESCREEN_AT_ONCE (where the two measured about the same). */
-const SHORT_TEXT_CHARS = 32;
+/** Texts up to this long are screened with PRESCREEN_AT_ONCE (where it and the scanner measured about the same). */
+const SHORT_TEXT_CHARS = 64;
+
+/**
+ * The search for PRESCREEN_LITERALS sixteen characters at a time (literal-scan.ts), made on first use: about five
+ * times as fast as PRESCREEN_GROUPS on long texts. Null where WebAssembly SIMD is not available.
+ */
+let prescreenScanner: LiteralScanner | null | undefined;
 
 /** True when `text` holds any of PRESCREEN_LITERALS: it might hold a secret. False is certain. */
 export function holdsPrescreenLiteral(text: string): boolean {
   if (text.length <= SHORT_TEXT_CHARS) return PRESCREEN_AT_ONCE.test(text);
+  prescreenScanner ??= createLiteralScanner(PRESCREEN_BUCKETS) ?? null;
+  return prescreenScanner ? prescreenScanner.holdsAny(text) : holdsPrescreenLiteralByGroups(text);
+}
+
+/** holdsPrescreenLiteral where there is no scanner: PRESCREEN_GROUPS in turn. */
+export function holdsPrescreenLiteralByGroups(text: string): boolean {
   for (const group of PRESCREEN_GROUPS) if (group.test(text)) return true;
   return false;
 }
@@ -756,10 +788,6 @@ function isHeaderMap(value: unknown): value is LoggedHeaders {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   for (const v of Object.values(value)) if (typeof v !== 'string' && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) return false;
   return true;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** A user pattern: a RegExp, `/source/flags`, or bare source. Always global. Throws McptapError when invalid. */
