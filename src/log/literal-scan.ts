@@ -42,6 +42,11 @@ const PAGE_BYTES = 64 * 1024;
 export interface LiteralScanner {
   /** True when `text` holds one of the literals, in any case. */
   holdsAny(text: string): boolean;
+  /**
+   * Calls `found` with every position of `text` where one of the literals begins, in order, until it returns
+   * true; returns whether it did.
+   */
+  eachLiteral(text: string, found: (at: number) => boolean): boolean;
 }
 
 /** What literal-scan.wat exports. */
@@ -90,22 +95,26 @@ class WasmLiteralScanner implements LiteralScanner {
   }
 
   holdsAny(text: string): boolean {
+    return this.eachLiteral(text, () => true);
+  }
+
+  eachLiteral(text: string, found: (at: number) => boolean): boolean {
     // Windows overlap by the fingerprint's tail, so that a literal across two windows is a candidate in the first.
     for (let start = 0; start < text.length; start += WINDOW_CHARS) {
       const window = text.length <= WINDOW_CHARS ? text : text.slice(start, start + WINDOW_CHARS + FINGERPRINT - 1);
-      if (this.holdsAnyFrom(text, start, window, Math.min(WINDOW_CHARS, text.length - start))) return true;
+      if (this.eachLiteralIn(text, start, window, Math.min(WINDOW_CHARS, text.length - start), found)) return true;
     }
     return false;
   }
 
-  /** Whether a literal begins at one of the first `positions` characters of `window`, which starts at `start`. */
-  private holdsAnyFrom(text: string, start: number, window: string, positions: number): boolean {
+  /** eachLiteral over the first `positions` characters of `window`, which starts at `start` in `text`. */
+  private eachLiteralIn(text: string, start: number, window: string, positions: number, found: (at: number) => boolean): boolean {
     this.ensureRoom(window.length);
     this.bytes.write(window, TEXT_AT, window.length, 'latin1');
     const { find } = this.module;
     for (let at = find(0, positions); at !== -1; at = find(at + 1, positions)) {
       this.literalAt.lastIndex = start + at;
-      if (this.literalAt.test(text)) return true;
+      if (this.literalAt.test(text) && found(start + at)) return true;
     }
     return false;
   }

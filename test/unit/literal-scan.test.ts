@@ -79,6 +79,32 @@ describe('literal scanner', () => {
     }
   });
 
+  it('reports every place a literal begins, in order, overlapping ones too, across windows, until told to stop', () => {
+    const places = (text: string): number[] => {
+      const found: number[] = [];
+      scanner.eachLiteral(text, (at) => {
+        found.push(at);
+        return false;
+      });
+      return found;
+    };
+    const literalAt = new RegExp(PRESCREEN_LITERALS, 'iy');
+    const everywhere = (text: string): number[] => [...text].flatMap((_, at) => ((literalAt.lastIndex = at), literalAt.test(text) ? [at] : []));
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...PRESCREEN_LITERAL_LIST, 'q', 'XOX', 'o', 'ox', 'Key', ' '), { maxLength: 40 }), (parts) => {
+        const text = parts.join('');
+        expect(places(text)).toEqual(everywhere(text));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(places('xoxoxox-token')).toEqual([0, 2, 4, 8]);
+    const long = `${'q'.repeat(WINDOW_CHARS - 2)}xox${'q'.repeat(WINDOW_CHARS)}Bearer`;
+    expect(places(long)).toEqual([WINDOW_CHARS - 2, 2 * WINDOW_CHARS + 1]);
+    let calls = 0;
+    expect(scanner.eachLiteral('pass pwd key', () => ++calls === 2)).toBe(true);
+    expect(calls).toBe(2);
+  });
+
   it('takes up to eight buckets of ASCII literals of three characters or more', () => {
     expect(() => createLiteralScanner([['ab']])).toThrow(/three characters/);
     expect(() => createLiteralScanner([['pässe']])).toThrow(/ASCII/);

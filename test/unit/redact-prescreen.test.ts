@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { holdsPrescreenLiteral, PRESCREEN_LITERALS, PRESCREEN_LONGEST, Redactor, SCREEN_NEAR_LITERALS_CHARS, SCREEN_SOURCE, screenNearLiterals } from '../../src/log/redact.js';
+import { holdsPrescreenLiteral, PRESCREEN_LITERALS, PRESCREEN_LONGEST, Redactor, SCREEN_NEAR_LITERALS_CHARS, SCREEN_SOURCE, screenNearLiterals, screenNearLiteralsByGroups } from '../../src/log/redact.js';
 import { cutIntoLengths } from '../support/chunks.js';
 
 const screen = new RegExp(SCREEN_SOURCE, 'i');
@@ -53,7 +53,7 @@ describe('redaction prescreen', () => {
     );
   });
 
-  it('the screen of long texts, tried only near their literals, finds what the one regex finds anywhere', () => {
+  it('the screen of long texts, tried only near their literals (found by the scanner or the groups), finds what the one regex finds anywhere', () => {
     // Padding that starts no literal keeps the texts long (as screenNearLiterals is used) and the literals few
     // (a text dense with them goes to the one regex).
     const padding = 'q'.repeat(4 * SCREEN_NEAR_LITERALS_CHARS);
@@ -63,6 +63,7 @@ describe('redaction prescreen', () => {
       fc.property(fc.array(fc.oneof(fc.constantFrom(...pieces, '\\\\', '   ', 'progress', 'page'), fc.string({ maxLength: 6 }), flag), { maxLength: 16 }), fc.nat(padding.length), (parts, split) => {
         const text = `${padding.slice(0, split)}${parts.join('')}${padding.slice(split)}`;
         expect(screenNearLiterals(text)).toBe(screen.test(text));
+        expect(screenNearLiteralsByGroups(text)).toBe(screen.test(text));
       }),
       { numRuns: 5000 },
     );
@@ -73,6 +74,7 @@ describe('redaction prescreen', () => {
     for (const [middle, found] of [[`--${'a'.repeat(40)}token`, true], [`--${'a'.repeat(41)}token`, false], [`-${'b-'.repeat(20)}private_key`, true]] as const) {
       expect(screen.test(long(middle))).toBe(found);
       expect(screenNearLiterals(long(middle))).toBe(found);
+      expect(screenNearLiteralsByGroups(long(middle))).toBe(found);
       expect(new Redactor().screen(long(middle))).toBe(found);
     }
   });
@@ -82,6 +84,7 @@ describe('redaction prescreen', () => {
     for (const [text, found] of [[dense, false], [`${dense}{"password":"x"}`, true], [`--token ${dense}`, true]] as const) {
       expect(screen.test(text)).toBe(found);
       expect(screenNearLiterals(text)).toBe(found);
+      expect(screenNearLiteralsByGroups(text)).toBe(found);
     }
   });
 
