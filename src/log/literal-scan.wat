@@ -4,7 +4,8 @@
 ;;
 ;; Memory: bytes 0-95 hold six 16-byte tables, for the fingerprint's first, second and third byte in turn: one
 ;; indexed by the byte's low half, one by its high half, each entry a bit per bucket of literals that allows it.
-;; The text starts at byte 128, written there by the caller, and at least 2 bytes of anything follow it.
+;; The text starts at byte 128, written there by the caller; the loads read up to 17 bytes past `end`, so the
+;; memory must reach that far (what lies there only makes candidates, which the caller checks).
 (module
   (memory (export "memory") 1)
 
