@@ -414,6 +414,10 @@ export class Redactor {
    * `text` has `\u` escapes (see redactRecord).
    */
   screen(text: string, exactText = text): boolean {
+    // A long text is screened near its literals, which says "no" at once where it holds none: one search for them
+    // serves as the prescreen too. (Every literal of exactText is in text: the escapes only replace characters
+    // outside ASCII, which no literal holds.)
+    if (!this.hasExtraRules && exactText.length >= SCREEN_NEAR_LITERALS_CHARS) return screenNearLiterals(exactText);
     // Most text holds none of the default rules' literals; the literal-only prescreen says so about twice as
     // fast as the screen, whose look-behinds and repeats are slow on long frames. User rules skip it.
     return !this.passesPrescreen(text) && this.screenPastPrescreen(exactText);
