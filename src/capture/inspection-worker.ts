@@ -86,7 +86,9 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
       waiting = setTimeout(work, wait);
       return;
     }
-    carryOutWhile((done, taken) => done < SLICE_CALLS && taken < SLICE_BYTES && (done % TRAFFIC_LOOK_CALLS !== 0 || done === 0 || !gate.stopsFor({ sinceLastPost: sinceLastPost(), urgent })));
+    // Every TRAFFIC_LOOK_CALLS calls (not before the first), the slice also ends if the traffic has come back.
+    const trafficBack = (done: number): boolean => done > 0 && done % TRAFFIC_LOOK_CALLS === 0 && gate.stopsFor({ sinceLastPost: sinceLastPost(), urgent });
+    carryOutWhile((done, taken) => done < SLICE_CALLS && taken < SLICE_BYTES && !trafficBack(done));
     if (pending.length > 0) schedule();
     else gate.caughtUp();
   };

@@ -94,8 +94,8 @@ export class TrafficGate {
   /**
    * Whether work begun in a pause should stop, the traffic having started again (the thread looks every few
    * calls): a slice of 512 calls took the thread 9–57 ms (logged over 2000-chunk HTTP streams, each about as
-   * long), and work begun in a pause between two bursts ran on into the second. Catching up, or carrying out a call someone waits on,
-   * goes on.
+   * long), and work begun in a pause between two bursts ran on into the second. Catching up, or carrying out a
+   * call someone waits on, goes on.
    */
   stopsFor(traffic: Pick<TrafficNow, 'sinceLastPost' | 'urgent'>): boolean {
     return !this.catchingUp && !traffic.urgent && traffic.sinceLastPost < QUIET_MS;

@@ -29,7 +29,7 @@ import { escapeRegExp } from './escape-regexp.js';
 /** Where the module's memory holds the six tables (literal-scan.wat reads them there) and the text. */
 const TABLES_AT = 0;
 const TEXT_AT = 128;
-/** The fingerprint's length: the module reads this many bytes from each position (so up to 2 past the text's end). */
+/** The fingerprint's length: a candidate at a position is judged by the bytes there and the two after it. */
 const FINGERPRINT = 3;
 const BUCKETS = 8;
 /**

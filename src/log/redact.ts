@@ -418,7 +418,7 @@ export class Redactor {
     // A long text is screened near its literals, which says "no" at once where it holds none: one search for them
     // serves as the prescreen too. (Every literal of exactText is in text: the escapes only replace characters
     // outside ASCII, which no literal holds.)
-    if (!this.hasExtraRules && exactText.length >= SCREEN_NEAR_LITERALS_CHARS) return screenNearLiterals(exactText);
+    if (this.screenedNearLiterals(exactText)) return screenNearLiterals(exactText);
     // Most text holds none of the default rules' literals; the literal-only prescreen says so about twice as
     // fast as the screen, whose look-behinds and repeats are slow on long frames. User rules skip it.
     return !this.passesPrescreen(text) && this.screenPastPrescreen(exactText);
@@ -426,10 +426,15 @@ export class Redactor {
 
   /** The screen's own regexes, for a text the prescreen did not let through. */
   private screenPastPrescreen(text: string): boolean {
-    if (!this.hasExtraRules && text.length >= SCREEN_NEAR_LITERALS_CHARS) return screenNearLiterals(text);
+    if (this.screenedNearLiterals(text)) return screenNearLiterals(text);
     if (this.screenRe.test(text)) return true;
     for (const re of this.screenExtra) if (re.test(text)) return true;
     return false;
+  }
+
+  /** A long text under the default rules alone is screened only near its literals (screenNearLiterals). */
+  private screenedNearLiterals(text: string): boolean {
+    return !this.hasExtraRules && text.length >= SCREEN_NEAR_LITERALS_CHARS;
   }
 
   /** True when the log must not hold the value of a JSON key, variable or flag of this name. */
