@@ -416,9 +416,16 @@ export class Redactor {
    */
   screen(text: string, exactText = text): boolean {
     // A long text is screened near its literals, which says "no" at once where it holds none: one search for them
-    // serves as the prescreen too. (Every literal of exactText is in text: the escapes only replace characters
-    // outside ASCII, which no literal holds.)
-    if (this.screenedNearLiterals(exactText)) return screenNearLiterals(exactText);
+    // serves as the prescreen too. Where the two texts differ, though, exactText holds a character outside
+    // Latin-1 (the `…` of a big frame's summary), so V8 keeps all of it at two bytes a character, and handing it
+    // to the scanner makes a flat two-byte copy and then narrows it: a 64 KiB record took 208-222 µs that way,
+    // against 38-44 for the one-byte text. So text is searched first, and exactText only where text holds a
+    // literal. (Every literal of exactText is in text: the escapes only replace characters outside ASCII, which
+    // no literal holds.)
+    if (this.screenedNearLiterals(exactText)) {
+      if (text !== exactText && !holdsPrescreenLiteral(text)) return false;
+      return screenNearLiterals(exactText);
+    }
     // Most text holds none of the default rules' literals; the literal-only prescreen says so about twice as
     // fast as the screen, whose look-behinds and repeats are slow on long frames. User rules skip it.
     return !this.passesPrescreen(text) && this.screenPastPrescreen(exactText);

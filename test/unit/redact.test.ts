@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { REDACTED, Redactor, compilePattern, isSecretKey, redactHeaders } from '../../src/log/redact.js';
 import { McptapError } from '../../src/types.js';
 import { RAW_PARSED } from '../../src/log/schema.js';
@@ -260,6 +261,20 @@ describe('a big frame whose line escapes its other fields (recordJson)', () => {
     const out = JSON.parse(r.redactJson(draft, text, exact)) as { redacted?: boolean; error: { message: string }; raw: string };
     expect(out.redacted).toBe(true);
     expect(out.error.message).toBe(`upstream refused Bearer\u00a0${REDACTED}`);
+  });
+
+  it('gets the verdict the exact line alone gets, wherever the literals and the escaped characters are', () => {
+    // The screen searches the one-byte line for literals before it reads the exact one (see Redactor.screen).
+    const piece = fc.constantFrom('', 'token', 'Bearer\u00a0abcdefghij0123456789', '…', 'é', 'api_key=sk-proj-0123456789abcdefghijkl', '"password":"x"', 'key');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 4 }), fc.array(piece, { maxLength: 4 }), (inMsg, inRaw) => {
+        const big = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: `${'x'.repeat(4096)}${inRaw.join(' ')}` } });
+        const { text, exact } = recordJson({ time: 1, kind: 'response', dir: 's2c', id: 1, msg: `Response … ${inMsg.join(' ')}`, raw: big, [RAW_PARSED]: JSON.parse(big) as unknown });
+        expect(text).not.toBe(exact);
+        expect(new Redactor().screen(text, exact)).toBe(new Redactor().screen(exact));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
