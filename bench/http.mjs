@@ -122,8 +122,7 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
     // of runs take turns, each after the relays have gone idle, so that drift of the machine during the run
     // and work a relay still does for an earlier run fall on no subject in particular.
     const runs = quick ? 3 : 7;
-    // Five rounds, for a steadier median (see the stdio rounds in stdio.mjs).
-    const rounds = quick ? 1 : 5;
+    const rounds = quick ? 1 : 3;
     const streamN = 2000;
     const stream = new Map(subjects.map((s) => [s, []]));
     const alone = new Map(subjects.map((s) => [s, []]));

@@ -96,7 +96,7 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
 - **stdio**: a minimal line-echo server (bench/echo-server.mjs) spawned directly; behind a bare Node pipe relay
   that parses nothing (bench/bare-relay.mjs, the floor for any Node wrapper); behind \`mcptap --\` with full
   logging (redaction on). Round trips are sequential request → response; throughput pipelines 64 KiB frames
-  echoed back; both in seven rounds that take turns, the median round counting. Each process is measured
+  echoed back; both in three rounds that take turns, the median round counting. Each process is measured
   twice, one window after the other: warmed up (the first table: 5000 round trips after 5500, 512 frames after
   512, once the relay has gone idle) and fresh (the second: 5000 round trips after 500, the first 512
   frames). A fresh Node process runs slowly while V8 compiles its hot code on helper threads that share the
@@ -109,8 +109,8 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
   chunk) reached directly; through a bare http-proxy (bench/bare-http-proxy.mjs); through \`mcptap http\` with
   full logging and a record per chunk; and through mitmdump in reverse mode recording flows, where installed.
   Each relay is first warmed up with three 2000-chunk streams and a paced one (a fresh Node process is slow until
-  V8 has compiled its code, and mcptap has more code to compile); then five rounds take turns, each relay's seven
-  runs starting once every process has gone idle. The figures are medians of all 35 runs. The 2000-chunk stream
+  V8 has compiled its code, and mcptap has more code to compile); then three rounds take turns, each relay's seven
+  runs starting once every process has gone idle. The figures are medians of all 21 runs. The 2000-chunk stream
   is timed twice: seven back to back, where each stream also pays for what a relay still does for the ones
   before it, and one at a time, each once every process has gone idle, as a chat turn comes.
 

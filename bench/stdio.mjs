@@ -201,10 +201,8 @@ export async function runStdioBenchmarks({ quick = false } = {}) {
     const catSubjects = stdioSubjects(logDir, ['cat']);
     const subjects = stdioSubjects(logDir);
     // Rates in rounds that take turns, so that drift of the machine during the run falls on no subject in
-    // particular; each subject's figure is its median round (the p50/p99 are that round's). Seven rounds, not
-    // three: on 2 cores one round's ratio to the bare relay spreads over 0.5-1.3x (64 KiB frames), and the median
-    // of three still moved over 0.62-0.97x from run to run of the same code.
-    const rounds = quick ? 1 : 7;
+    // particular; each subject's figure is its median round (the p50/p99 are that round's).
+    const rounds = quick ? 1 : 3;
     const rtRuns = new Map(subjects.map((s) => [s, []]));
     const tpRuns = new Map(subjects.map((s) => [s, []]));
     for (let round = 0; round < rounds; round++) {
