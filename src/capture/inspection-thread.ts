@@ -149,7 +149,8 @@ export class InspectionThread {
   private readonly worker: Worker;
   /** The calls queued for the next post. */
   private batch = new CallBatch();
-  private flushScheduled = false;
+  /** The timer that posts the batch BATCH_DELAY_MS after its first call, while one is set. */
+  private flushTimer: NodeJS.Timeout | undefined;
   /** Bytes posted so far (mod 2^32), against the thread's count of bytes taken in. */
   private posted = 0;
   /** The thread's count of bytes taken in, as last read (it only grows): see wouldOverflow. */
@@ -260,11 +261,8 @@ export class InspectionThread {
   }
 
   private schedule(): void {
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      // Unref'd: a batch never keeps mcptap alive; finish() posts whatever is left.
-      setTimeout(() => this.flush(), BATCH_DELAY_MS).unref();
-    }
+    // Unref'd: a batch never keeps mcptap alive; finish() posts whatever is left.
+    this.flushTimer ??= setTimeout(() => this.flush(), BATCH_DELAY_MS).unref();
   }
 
   /** Queue a message and post it with its batch now: for calls the main thread soon asks the thread about. */
@@ -275,7 +273,12 @@ export class InspectionThread {
 
   /** Send what is queued now. */
   flush(extra: Pick<PostedBatch, 'urgent'> = {}): void {
-    this.flushScheduled = false;
+    // A batch posted early (by size, or for a call someone waits on) takes its timer along: left set, it would
+    // post the next batch a moment after that one began, before it had gathered anything.
+    if (this.flushTimer !== undefined) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+    }
     if (this.batch.empty || this.failed) return;
     this.send(extra);
   }

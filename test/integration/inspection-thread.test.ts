@@ -1,0 +1,50 @@
+/**
+ * The relay's side of an inspection thread (inspection-thread.ts) against a real worker that reports each batch
+ * it receives (test/support/batch-report-worker.mjs): when batches are posted.
+ */
+import { describe, expect, test } from 'vitest';
+import { BATCH_DELAY_MS, FIRST_TAP_SLOT, InspectionThread } from '../../src/capture/inspection-thread.js';
+
+interface BatchReport {
+  at: number;
+  bytes: number;
+  chunks: number;
+}
+
+function startThread(): { thread: InspectionThread; reports: BatchReport[] } {
+  const reports: BatchReport[] = [];
+  const thread = new InspectionThread({
+    script: new URL('../support/batch-report-worker.mjs', import.meta.url),
+    config: {},
+    sharedSlots: FIRST_TAP_SLOT,
+    holdBackBytes: 1024 * 1024,
+    notice: (message) => reports.push(JSON.parse(message) as BatchReport),
+  });
+  return { thread, reports };
+}
+
+const until = async (condition: () => boolean, what: string): Promise<void> => {
+  for (let waited = 0; !condition(); waited += 10) {
+    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const frame = Buffer.alloc(64 * 1024, 0x78);
+
+describe('batches on their way to the inspection thread', () => {
+  test('after a batch posted by size, the next one still gathers for the whole delay', async () => {
+    const { thread, reports } = startThread();
+    await until(() => thread.started, 'the thread');
+    // Sixteen chunks: the batch is posted as the last one takes it to 1 MiB.
+    for (let i = 0; i < 16; i++) thread.postChunk(0, 1, frame, Date.now(), 0);
+    // Part of a delay after the first batch began, the next call starts a batch of its own.
+    await sleep(BATCH_DELAY_MS * 0.4);
+    const queued = Date.now();
+    thread.post(['a call']);
+    await until(() => reports.length === 2, 'the second batch');
+    expect(reports[1]!.at - queued).toBeGreaterThanOrEqual(BATCH_DELAY_MS - 2);
+    await thread.finish(['close']);
+  });
+});
