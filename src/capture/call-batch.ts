@@ -12,6 +12,8 @@
  * relay's main thread.
  */
 
+import type { SpareBuffers } from './spare-buffers.js';
+
 /** A chunk in a posted call: its place in the batch's packed chunks. */
 export type ChunkRef = number;
 
@@ -41,10 +43,15 @@ export interface PostedBatch {
   atExit?: true;
   /** Someone waits on a call of this batch: the thread carries it out without waiting for a pause (traffic-gate.ts). */
   urgent?: true;
+  /** `packed` is a spare the thread sent (spare-buffers.ts): the thread sends another. */
+  fromSpare?: true;
 }
 
 /** The calls queued on the main thread until their batch is posted. */
 export class CallBatch {
+  /** `spares`: buffers already touched, for packing a big batch's chunks into (see spare-buffers.ts). */
+  constructor(private readonly spares?: SpareBuffers) {}
+
   private calls: unknown[] = [];
   private chunkCalls = new Float64Array(FIRST_CHUNK_CALLS * CHUNK_CALL_WIDTH);
   /** Numbers written to chunkCalls so far. */
@@ -143,12 +150,13 @@ export class CallBatch {
 
   /**
    * All the batch's bytes in one buffer that can be moved: the small chunks' buffer as it is when it holds them
-   * all, else a buffer the size of the batch with every chunk in its place.
+   * all, else a spare or a new buffer, with every chunk in its place.
    */
-  private packed(): ArrayBuffer {
+  private packed(): { packed: ArrayBuffer; fromSpare: boolean } {
     const { small, kept, keptAfterSmall } = this;
-    if (kept.length === 0) return small!.buffer;
-    const packed = Buffer.allocUnsafeSlow(this.bytes);
+    if (kept.length === 0) return { packed: small!.buffer, fromSpare: false };
+    const spare = this.spares?.take(this.bytes);
+    const packed = spare ? Buffer.from(spare) : Buffer.allocUnsafeSlow(this.bytes);
     let at = 0;
     let smallFrom = 0;
     for (let i = 0; i < kept.length; i++) {
@@ -157,7 +165,7 @@ export class CallBatch {
       at += kept[i]!.copy(packed, at);
     }
     if (this.smallBytes > smallFrom) small!.copy(packed, at, smallFrom, this.smallBytes);
-    return packed.buffer;
+    return { packed: packed.buffer, fromSpare: spare !== undefined };
   }
 
   /** The batch to post, with the buffers to move along; this CallBatch is empty again. */
@@ -168,8 +176,9 @@ export class CallBatch {
       // Only the numbers written cross: slices of their own, as small as the batch.
       const chunkCalls = this.chunkCalls.slice(0, this.chunkCallNumbers).buffer;
       const ends = this.ends.slice(0, this.chunkCount).buffer;
-      const packed = this.packed();
+      const { packed, fromSpare } = this.packed();
       Object.assign(batch, { chunkCalls, ends, packed });
+      if (fromSpare) batch.fromSpare = true;
       transfer.push(chunkCalls, ends, packed);
     }
     this.calls = [];

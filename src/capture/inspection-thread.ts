@@ -15,6 +15,7 @@ import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { youngGenerationKeptSmall } from './young-generation.js';
 import { CallBatch, type PostedBatch } from './call-batch.js';
+import { SpareBuffers } from './spare-buffers.js';
 
 /**
  * The backlog bound while the thread is still starting (each tap has its own for the steady state) (loading its modules takes a moment, longer on a busy machine):
@@ -78,6 +79,8 @@ export interface InspectionThreadOptions {
   sharedSlots: number;
   /** Copies the thread may let wait for a pause in the traffic before it works on them anyway (traffic-gate.ts). */
   holdBackBytes: number;
+  /** The thread sends spare buffers to pack big batches into (spare-buffers.ts): for a tap whose chunks are big. */
+  spares?: boolean;
   /**
    * mcptap's notices, from the thread (`{ notice }` messages) and about it: a thread that dies (an uncaught
    * error in it, or it could not start) is said once, and the tap goes on without inspecting.
@@ -95,10 +98,12 @@ export interface InspectionWorkerData {
   epoch: number;
   /** Copies the thread may let wait for a pause in the traffic (TrafficGate). */
   holdBackBytes: number;
+  /** The thread sends spare buffers (spare-buffers.ts). */
+  spares: boolean;
 }
 
-/** What an inspection thread sends back: a notice for stderr. */
-export type InspectionThreadReply = { notice: string };
+/** What an inspection thread sends back: a notice for stderr, or a spare buffer. */
+export type InspectionThreadReply = { notice: string } | { spare: ArrayBuffer };
 
 /**
  * The Node options an inspection thread starts with: this process's, as Node would pass them on, less
@@ -147,8 +152,10 @@ function handOverAtExit(): void {
 export class InspectionThread {
   readonly shared: Int32Array;
   private readonly worker: Worker;
+  /** Spare buffers the thread has sent, when it sends them. */
+  private readonly spares: SpareBuffers | undefined;
   /** The calls queued for the next post. */
-  private batch = new CallBatch();
+  private batch: CallBatch;
   /** The timer that posts the batch BATCH_DELAY_MS after its first call, while one is set. */
   private flushTimer: NodeJS.Timeout | undefined;
   /** Bytes posted so far (mod 2^32), against the thread's count of bytes taken in. */
@@ -173,9 +180,21 @@ export class InspectionThread {
     this.shared = new Int32Array(shared);
     // The log fd was opened on this thread and is closed here once the thread is done (finish): a worker may
     // not close a descriptor the main thread opened.
-    const workerData: InspectionWorkerData = { config: { ...options.config, closeFd: false }, shared, keepYoungGenerationSmall: youngGenerationKeptSmall(), epoch: this.epoch, holdBackBytes: options.holdBackBytes };
+    this.spares = options.spares === true ? new SpareBuffers() : undefined;
+    this.batch = new CallBatch(this.spares);
+    const workerData: InspectionWorkerData = {
+      config: { ...options.config, closeFd: false },
+      shared,
+      keepYoungGenerationSmall: youngGenerationKeptSmall(),
+      epoch: this.epoch,
+      holdBackBytes: options.holdBackBytes,
+      spares: this.spares !== undefined,
+    };
     this.worker = startWorker(options.script, workerData);
-    this.worker.on('message', (message: InspectionThreadReply) => options.notice(message.notice));
+    this.worker.on('message', (message: InspectionThreadReply) => {
+      if ('spare' in message) this.spares?.give(message.spare);
+      else options.notice(message.notice);
+    });
     this.exited = new Promise((resolve) => {
       this.worker.once('error', (error) => {
         this.fail(error.message);
@@ -216,6 +235,11 @@ export class InspectionThread {
     const backlog = this.readBacklog();
     if (!this.caughtUp && this.started && backlog <= limit) this.caughtUp = true;
     return backlog + bytes > (this.caughtUp ? limit : Math.max(limit, MAX_STARTING_BACKLOG_BYTES));
+  }
+
+  /** Spare buffers the thread has sent that wait for a batch (spare-buffers.ts). */
+  get sparesReady(): number {
+    return this.spares?.count ?? 0;
   }
 
   /** True when the thread has carried out every call posted so far: what it reports is current. */

@@ -7,11 +7,12 @@
  */
 import { setPriority } from 'node:os';
 import { workerData, type MessagePort } from 'node:worker_threads';
-import { CALLS_SLOT, EXIT_WAIT_MS, EXITING_WRITTEN_SLOT, LAST_POST_SLOT, PROCESSED_SLOT, READY_SLOT, type InspectionWorkerData } from './inspection-thread.js';
+import { CALLS_SLOT, EXIT_WAIT_MS, EXITING_WRITTEN_SLOT, LAST_POST_SLOT, PROCESSED_SLOT, READY_SLOT, type InspectionThreadReply, type InspectionWorkerData } from './inspection-thread.js';
 import { BatchReader, type ChunkRef, type PostedBatch } from './call-batch.js';
 import { keepYoungGenerationsSmallNow } from './young-generation.js';
 import { flushOpenWriters } from '../log/writer.js';
 import { TrafficGate } from './traffic-gate.js';
+import { makeSpare, SPARES_KEPT } from './spare-buffers.js';
 
 /**
  * The inspection thread's nice value on Linux, where nice is per thread. When the relay, the client, the server
@@ -43,7 +44,12 @@ export type ChunkAt = (ref: ChunkRef) => Buffer;
  */
 export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (call: unknown[], chunkAt: ChunkAt) => number, afterSlice?: () => void): void {
   yieldToTheTraffic();
-  const { keepYoungGenerationSmall, epoch, holdBackBytes } = workerData as InspectionWorkerData;
+  const { keepYoungGenerationSmall, epoch, holdBackBytes, spares } = workerData as InspectionWorkerData;
+  /** A spare buffer for the relay (spare-buffers.ts), made on this thread, moved to it. */
+  const sendSpare = (): void => {
+    const spare = makeSpare();
+    port.postMessage({ spare } satisfies InspectionThreadReply, [spare]);
+  };
   if (keepYoungGenerationSmall) void keepYoungGenerationsSmallNow();
   const pending: BatchReader[] = [];
   let pendingBytes = 0;
@@ -109,6 +115,8 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     Atomics.notify(counters, EXITING_WRITTEN_SLOT);
   };
   port.on('message', (batch: PostedBatch) => {
+    // At once, not after the gate's wait: the relay packs the next batches of the burst into the spares it has.
+    if (batch.fromSpare && !batch.atExit) sendSpare();
     const reader = new BatchReader(batch);
     pending.push(reader);
     pendingBytes += reader.bytes;
@@ -125,6 +133,7 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     }
     schedule();
   });
+  if (spares) for (let i = 0; i < SPARES_KEPT; i++) sendSpare();
   // The thread has started: from now on the main thread holds it to the steady backlog limit.
   Atomics.store(counters, READY_SLOT, 1);
 }

@@ -40,7 +40,8 @@ export class StdioInspectorThread implements StdioInspection {
     const threadConfig: StdioInspectorConfig = { ...config, overlongByCaller: true };
     // The thread lets half the backlog bound wait for a pause in the traffic (traffic-gate.ts): a tool result of
     // tens of MB passes before it starts, and the other half is still free when it does.
-    this.thread = new InspectionThread({ script: workerScript('stdio-inspector-worker'), config: threadConfig, sharedSlots: SHARED_SLOTS, holdBackBytes: maxBacklogBytes / 2, notice });
+    // Pipe reads of up to 64 KiB fill batches by size in a burst, and those are packed into the thread's spares.
+    this.thread = new InspectionThread({ script: workerScript('stdio-inspector-worker'), config: threadConfig, sharedSlots: SHARED_SLOTS, holdBackBytes: maxBacklogBytes / 2, spares: true, notice });
   }
 
   data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void {

@@ -1,23 +1,26 @@
 /**
  * The relay's side of an inspection thread (inspection-thread.ts) against a real worker that reports each batch
- * it receives (test/support/batch-report-worker.mjs): when batches are posted.
+ * it receives (test/support/batch-report-worker.mjs): when batches are posted, and what they are packed into.
  */
 import { describe, expect, test } from 'vitest';
 import { BATCH_DELAY_MS, FIRST_TAP_SLOT, InspectionThread } from '../../src/capture/inspection-thread.js';
+import { SPARE_USE_MIN_BYTES, SPARES_KEPT } from '../../src/capture/spare-buffers.js';
 
 interface BatchReport {
   at: number;
   bytes: number;
   chunks: number;
+  fromSpare: boolean;
 }
 
-function startThread(): { thread: InspectionThread; reports: BatchReport[] } {
+function startThread(spares: boolean): { thread: InspectionThread; reports: BatchReport[] } {
   const reports: BatchReport[] = [];
   const thread = new InspectionThread({
     script: new URL('../support/batch-report-worker.mjs', import.meta.url),
     config: {},
     sharedSlots: FIRST_TAP_SLOT,
     holdBackBytes: 1024 * 1024,
+    spares,
     notice: (message) => reports.push(JSON.parse(message) as BatchReport),
   });
   return { thread, reports };
@@ -34,8 +37,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const frame = Buffer.alloc(64 * 1024, 0x78);
 
 describe('batches on their way to the inspection thread', () => {
+  test('a burst of 64 KiB chunks goes in batches of 1 MiB, each packed into a spare the thread sent', async () => {
+    const { thread, reports } = startThread(true);
+    await until(() => thread.sparesReady === SPARES_KEPT, 'the spares');
+    // 80 chunks in one go, as a burst of pipe reads: five batches of 16, each posted once it holds 1 MiB.
+    for (let i = 0; i < 80; i++) thread.postChunk(0, 1, frame, Date.now(), 0);
+    await thread.finish(['close']);
+    const bursts = reports.filter((report) => report.chunks > 0);
+    expect(bursts.map((report) => report.chunks)).toEqual([16, 16, 16, 16, 16]);
+    expect(bursts.every((report) => report.bytes >= SPARE_USE_MIN_BYTES)).toBe(true);
+    // The spares were there for the first batches; the thread answers each of those with another, in time or not.
+    expect(bursts.filter((report) => report.fromSpare).length).toBeGreaterThanOrEqual(SPARES_KEPT);
+  });
+
   test('after a batch posted by size, the next one still gathers for the whole delay', async () => {
-    const { thread, reports } = startThread();
+    const { thread, reports } = startThread(false);
     await until(() => thread.started, 'the thread');
     // Sixteen chunks: the batch is posted as the last one takes it to 1 MiB.
     for (let i = 0; i < 16; i++) thread.postChunk(0, 1, frame, Date.now(), 0);

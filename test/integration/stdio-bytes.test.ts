@@ -173,3 +173,42 @@ describe('a client writing without a final newline, and lone CRs', () => {
     ]);
   });
 });
+
+describe('a burst of 64 KiB frames once the inspection thread runs', () => {
+  const KIB_64 = 64 * 1024;
+  test('every frame comes back and is logged whole, both ways, packed into the spares the thread sent ahead', async () => {
+    const logDir = join(root, 'burst');
+    const child = spawn(process.execPath, ['bin/mcptap.js', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let received = 0;
+    let echoed: () => void = () => {};
+    let expected = 0;
+    child.stdout.on('data', (c: Buffer) => {
+      received += c.length;
+      if (received >= expected) echoed();
+    });
+    const sendAndWait = (data: Buffer) =>
+      new Promise<void>((resolve) => {
+        expected += data.length;
+        echoed = resolve;
+        child.stdin.write(data);
+      });
+    // First a ping, until its record is in the log: the thread has started, and sent its spares as it did.
+    await sendAndWait(Buffer.from('{"jsonrpc":"2.0","id":0,"method":"ping"}\n'));
+    for (let tries = 0; tries < 50 && !(await readAllRecords([logDir])).some((r) => (r as Rec).method === 'ping'); tries++) await new Promise((r) => setTimeout(r, 100));
+    const frames = Array.from({ length: 96 }, (_, i) => {
+      const head = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"frame ${i} `;
+      const tail = '"}}';
+      return `${head}${String.fromCharCode(97 + (i % 26)).repeat(KIB_64 - head.length - tail.length - 1)}${tail}`;
+    });
+    await sendAndWait(Buffer.from(frames.map((frame) => `${frame}\n`).join('')));
+    child.stdin.end();
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
+    const records = (await readAllRecords([logDir])) as Rec[];
+    for (const dir of ['c2s', 's2c']) {
+      const logged = records.filter((r) => r.dir === dir && r.kind === 'notification').map((r) => r.raw);
+      expect(logged.length, dir).toBe(frames.length);
+      logged.forEach((raw, i) => expect(raw === frames[i], `${dir} frame ${i}`).toBe(true));
+    }
+    expect(records.filter((r) => /fell behind/.test(String(r.msg)))).toEqual([]);
+  });
+});
