@@ -215,6 +215,8 @@ export class BatchReader {
   /** How many calls the batch holds. */
   readonly callCount: number;
   readonly urgent: boolean;
+  /** The batch's bytes are in a spare (spare-buffers.ts), which can go back to the relay once they are read. */
+  readonly spare: ArrayBuffer | undefined;
   private readonly calls: unknown[];
   private readonly chunkCalls: Float64Array;
   private callIndex = 0;
@@ -232,6 +234,7 @@ export class BatchReader {
     for (const entry of batch.calls) callCount += typeof entry === 'number' ? entry : 1;
     this.callCount = callCount;
     this.urgent = batch.urgent === true;
+    this.spare = batch.fromSpare ? batch.packed : undefined;
   }
 
   /** True once every call has been read. */

@@ -12,7 +12,7 @@ import { BatchReader, type ChunkRef, type PostedBatch } from './call-batch.js';
 import { keepYoungGenerationsSmallNow } from './young-generation.js';
 import { flushOpenWriters } from '../log/writer.js';
 import { TrafficGate } from './traffic-gate.js';
-import { makeSpare, SPARES_KEPT } from './spare-buffers.js';
+import { makeSpare, SPARE_USE_MIN_BYTES, SPARES_KEPT } from './spare-buffers.js';
 
 /**
  * The inspection thread's nice value on Linux, where nice is per thread. When the relay, the client, the server
@@ -45,9 +45,11 @@ export type ChunkAt = (ref: ChunkRef) => Buffer;
 export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (call: unknown[], chunkAt: ChunkAt) => number, afterSlice?: () => void): void {
   yieldToTheTraffic();
   const { keepYoungGenerationSmall, epoch, holdBackBytes, spares } = workerData as InspectionWorkerData;
-  /** A spare buffer for the relay (spare-buffers.ts), made on this thread, moved to it. */
+  /** Spares whose batches have been read, to go back to the relay before any new one is made. */
+  const readSpares: ArrayBuffer[] = [];
+  /** A spare buffer for the relay (spare-buffers.ts), moved to it: one it filled before, or one made here. */
   const sendSpare = (): void => {
-    const spare = makeSpare();
+    const spare = readSpares.pop() ?? makeSpare();
     port.postMessage({ spare } satisfies InspectionThreadReply, [spare]);
   };
   if (keepYoungGenerationSmall) void keepYoungGenerationsSmallNow();
@@ -72,6 +74,8 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
       if (batch.done) {
         pending.shift();
         pendingBytes -= batch.bytes;
+        // Its chunks were copied out as they were read (chunkAt): the spare holds nothing any more.
+        if (batch.spare && readSpares.length < SPARES_KEPT) readSpares.push(batch.spare);
       }
     }
     pendingCalls -= done;
@@ -114,10 +118,18 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     Atomics.store(counters, EXITING_WRITTEN_SLOT, 1);
     Atomics.notify(counters, EXITING_WRITTEN_SLOT);
   };
+  /** Set once the first batch big enough for a spare came: a session without such bursts never gets spares. */
+  let sparesSent = false;
   port.on('message', (batch: PostedBatch) => {
-    // At once, not after the gate's wait: the relay packs the next batches of the burst into the spares it has.
-    if (batch.fromSpare && !batch.atExit) sendSpare();
     const reader = new BatchReader(batch);
+    // At once, not after the gate's wait: the relay packs the next batches of the burst into the spares it has.
+    if (spares && !batch.atExit) {
+      if (batch.fromSpare) sendSpare();
+      else if (!sparesSent && reader.bytes >= SPARE_USE_MIN_BYTES) {
+        sparesSent = true;
+        for (let i = 0; i < SPARES_KEPT; i++) sendSpare();
+      }
+    }
     pending.push(reader);
     pendingBytes += reader.bytes;
     pendingCalls += reader.callCount;
@@ -133,7 +145,6 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     }
     schedule();
   });
-  if (spares) for (let i = 0; i < SPARES_KEPT; i++) sendSpare();
   // The thread has started: from now on the main thread holds it to the steady backlog limit.
   Atomics.store(counters, READY_SLOT, 1);
 }

@@ -14,11 +14,13 @@
  * a bare relay 274 / 207; it took 10.0 / 8.8 minor faults a frame against 37.9 / 19.7, a bare relay 16.9 / 10.9.
  *
  * A spare is used only for a batch of at least SPARE_USE_MIN_BYTES: a batch the thread holds back keeps its
- * whole buffer, so a spare on a small batch would hold far more memory than its copies.
+ * whole buffer, so a spare on a small batch would hold far more memory than its copies. The thread sends the
+ * first spares when the first such batch comes, so a session of small messages never holds any; then one for
+ * each batch packed into a spare, the spares it has read first.
  */
 
-/** Size of a spare: a batch is posted once it holds MAX_BATCH_BYTES, and one chunk more still fits. */
-export const SPARE_BYTES = 1024 * 1024 + 128 * 1024;
+/** Size of a spare: a batch is posted once it holds 1 MiB (MAX_BATCH_BYTES), and one pipe read more still fits. */
+export const SPARE_BYTES = 1024 * 1024 + 64 * 1024;
 
 /** Batches smaller than this are packed into a buffer of their own size, never a spare (see above). */
 export const SPARE_USE_MIN_BYTES = 1024 * 1024;
