@@ -10,8 +10,9 @@
  * without a copy.
  *
  * Measured on 2 cores, relaying 512 echoed 64 KiB frames (six runs each, builds taking turns; fresh process /
- * warmed up): the relay's main thread used 340 / 280 µs of CPU a frame with spares against 418 / 310 without,
- * a bare relay 274 / 207; it took 10.0 / 8.8 minor faults a frame against 37.9 / 19.7, a bare relay 16.9 / 10.9.
+ * warmed up): the relay's main thread used 365 / 279 µs of CPU a frame with spares against 468 / 345 without
+ * (a bare relay, in another such run: 274 / 207), and took 10.3 / 6.6 minor faults a frame against 38.9 / 24.0
+ * (a bare relay: 16.9 / 10.9). The rates through the relay did not move beyond the runs' spread.
  *
  * A spare is used only for a batch of at least SPARE_USE_MIN_BYTES: a batch the thread holds back keeps its
  * whole buffer, so a spare on a small batch would hold far more memory than its copies. The thread sends the
