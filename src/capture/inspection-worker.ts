@@ -12,7 +12,7 @@ import { BatchReader, type ChunkRef, type PostedBatch } from './call-batch.js';
 import { keepYoungGenerationsSmallNow } from './young-generation.js';
 import { flushOpenWriters } from '../log/writer.js';
 import { TrafficGate } from './traffic-gate.js';
-import { makeSpare, SPARE_USE_MIN_BYTES, SPARES_KEPT } from './spare-buffers.js';
+import { fitsSpare, makeSpare, SPARES_KEPT } from './spare-buffers.js';
 
 /**
  * The inspection thread's nice value on Linux, where nice is per thread. When the relay, the client, the server
@@ -125,7 +125,7 @@ export function serveCalls(port: MessagePort, counters: Int32Array, carryOut: (c
     // At once, not after the gate's wait: the relay packs the next batches of the burst into the spares it has.
     if (spares && !batch.atExit) {
       if (batch.fromSpare) sendSpare();
-      else if (!sparesSent && reader.bytes >= SPARE_USE_MIN_BYTES) {
+      else if (!sparesSent && fitsSpare(reader.bytes)) {
         sparesSent = true;
         for (let i = 0; i < SPARES_KEPT; i++) sendSpare();
       }

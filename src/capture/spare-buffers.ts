@@ -29,6 +29,11 @@ export const SPARE_USE_MIN_BYTES = 1024 * 1024;
 /** Spares the relay keeps ready: batches of a burst come every few milliseconds, and the thread answers each. */
 export const SPARES_KEPT = 4;
 
+/** True for a batch of `bytes` that goes in a spare when one is ready. */
+export function fitsSpare(bytes: number): boolean {
+  return bytes >= SPARE_USE_MIN_BYTES && bytes <= SPARE_BYTES;
+}
+
 /** The relay's side: the spares the thread has sent, waiting for batches big enough. */
 export class SpareBuffers {
   private readonly ready: ArrayBuffer[] = [];
@@ -40,8 +45,7 @@ export class SpareBuffers {
 
   /** A spare to pack `bytes` of copies into, or undefined when none fits or the batch is too small for one. */
   take(bytes: number): ArrayBuffer | undefined {
-    if (bytes < SPARE_USE_MIN_BYTES || bytes > SPARE_BYTES) return undefined;
-    return this.ready.pop();
+    return fitsSpare(bytes) ? this.ready.pop() : undefined;
   }
 
   /** How many spares are ready (for tests). */
