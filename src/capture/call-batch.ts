@@ -26,6 +26,9 @@ const FIRST_CHUNK_CALLS = 256;
 /** Room for at least this many bytes of small chunks in a new batch (it grows as needed). */
 const FIRST_SMALL_BYTES = 16 * 1024;
 
+/** A batch holding this many bytes of copies is posted at once, without waiting for its timer (inspection-thread.ts). */
+export const MAX_BATCH_BYTES = 1024 * 1024;
+
 /** Chunks up to this size are copied into the batch as they are queued, larger ones when it is posted (CallBatch.small). */
 const COPY_WHEN_QUEUED_MAX_BYTES = 8 * 1024;
 

@@ -14,7 +14,7 @@
 import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { youngGenerationKeptSmall } from './young-generation.js';
-import { CallBatch, type PostedBatch } from './call-batch.js';
+import { CallBatch, MAX_BATCH_BYTES, type PostedBatch } from './call-batch.js';
 import { SpareBuffers } from './spare-buffers.js';
 
 /**
@@ -22,9 +22,6 @@ import { SpareBuffers } from './spare-buffers.js';
  * a burst at the start of a session (a 20 MB tool result) should not be lost to the thread's start-up.
  */
 export const MAX_STARTING_BACKLOG_BYTES = 64 * 1024 * 1024;
-
-/** A batch holding this many bytes of copies is posted at once, without waiting for its timer. */
-const MAX_BATCH_BYTES = 1024 * 1024;
 
 /**
  * How long a batch gathers calls before it is posted. Every post wakes the thread, and on a small machine the

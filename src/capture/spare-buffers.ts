@@ -19,12 +19,13 @@
  * first spares when the first such batch comes, so a session of small messages never holds any; then one for
  * each batch packed into a spare, the spares it has read first.
  */
+import { MAX_BATCH_BYTES } from './call-batch.js';
 
-/** Size of a spare: a batch is posted once it holds 1 MiB (MAX_BATCH_BYTES), and one pipe read more still fits. */
-export const SPARE_BYTES = 1024 * 1024 + 64 * 1024;
+/** Batches smaller than those posted by size go in a buffer of their own size, never a spare (see above). */
+export const SPARE_USE_MIN_BYTES = MAX_BATCH_BYTES;
 
-/** Batches smaller than this are packed into a buffer of their own size, never a spare (see above). */
-export const SPARE_USE_MIN_BYTES = 1024 * 1024;
+/** Size of a spare: a batch is posted once it holds MAX_BATCH_BYTES, and one pipe read (64 KiB) more still fits. */
+export const SPARE_BYTES = MAX_BATCH_BYTES + 64 * 1024;
 
 /** Spares the relay keeps ready: batches of a burst come every few milliseconds, and the thread answers each. */
 export const SPARES_KEPT = 4;
