@@ -240,6 +240,11 @@ export interface HttpEndRecord extends RecordBase {
   error?: { name: string; code?: string; message: string };
   /** Bytes relayed but not inspected because mcptap's inspection had fallen behind (counted in reqBytes/resBytes). */
   uninspectedBytes?: number;
+  /**
+   * For an LLM stream: its own terminator (`data: [DONE]`, `done: true`, `response.completed`, …) arrived before
+   * the connection ended, so the reply is complete whatever `outcome` says about who closed the connection.
+   */
+  replyComplete?: boolean;
 }
 
 /** A tool call the model made, reassembled. */

@@ -19,7 +19,11 @@ export interface LlmChunkInfo {
   content: boolean;
   /** An error the API reported inside the stream. */
   error?: string;
-  /** The stream's own end marker (`done: true`, `[DONE]`, `response.completed`). */
+  /**
+   * The stream's own terminator (OpenAI `[DONE]`, Ollama `done: true`, Responses `response.completed`; each
+   * dialect's assembler says which of its frames is one). A stream that delivered it is complete whatever the
+   * connection does afterwards: clients stop reading there (openai 7.x), and an upstream may end a moment later.
+   */
   done?: boolean;
   /** False for frames that are not chunks of the reply (an SSE comment, a blank line). */
   chunk: boolean;

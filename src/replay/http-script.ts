@@ -23,6 +23,8 @@ export interface RecordedExchange {
   bodyTruncated: boolean;
   chunks?: [number, number][];
   outcome: HttpOutcome;
+  /** An LLM stream that delivered its terminator before the connection ended: served whole and ended, whatever the outcome. */
+  replyComplete?: boolean;
   /** For a JSON-RPC request body: its id and method (ids are rewritten to the live ones on the way out). */
   rpcId?: JsonRpcId;
   rpcMethod?: string;
@@ -101,6 +103,7 @@ export function buildHttpExchanges(records: readonly RecordInFile[]): RecordedEx
     const mcpSession = sessionOf.get(key);
     if (mcpSession !== undefined) exchange.mcpSession = mcpSession;
     if (end.chunks) exchange.chunks = end.chunks;
+    if (end.replyComplete === true) exchange.replyComplete = true;
     if (req.body !== undefined) {
       exchange.requestBody = req.bodyEncoding === 'base64' ? Buffer.from(req.body, 'base64').toString('utf8') : req.body;
       const rpc = jsonRpcRequestOf(exchange.requestBody);

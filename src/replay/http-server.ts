@@ -162,7 +162,9 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
         if (closed) return;
         res.write(ids.rewrite(piece.bytes, exchange.mcpSession ?? '', sse));
       }
-      if (exchange.outcome === 'upstream-reset') res.destroy();
+      // A model's stream that delivered its terminator is complete, however its connection ended when recorded.
+      if (exchange.replyComplete) res.end();
+      else if (exchange.outcome === 'upstream-reset') res.destroy();
       // A stream the client itself hung up on (a standalone SSE GET) stays open until this client does.
       else if (exchange.outcome !== 'client-aborted') res.end();
     })();

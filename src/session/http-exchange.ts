@@ -506,7 +506,9 @@ export class HttpExchange {
         }
       }
       const durationMs = roundMs(mono - this.startMono);
-      const draft: RecordDraft = {
+      // The model's stream delivered its terminator: whoever closed the connection afterwards cut nothing.
+      const replyComplete = this.llm?.complete === true;
+      const draft: Extract<RecordDraft, { kind: 'http-end' }> = {
         time,
         kind: 'http-end',
         exchange: this.id,
@@ -516,15 +518,18 @@ export class HttpExchange {
         reqBytes: this.reqBytes,
         resBytes: this.resBytes,
         durationMs,
-        msg: describeEnd(this.head, this.status, outcome, durationMs, this.resBytes, error, this.framing === 'sse'),
+        msg: replyComplete && outcome !== 'complete'
+          ? describeCompleteReply(this.head, this.status, outcome, durationMs, this.resBytes)
+          : describeEnd(this.head, this.status, outcome, durationMs, this.resBytes, error, this.framing === 'sse'),
         ...bodyFields(body),
       };
+      if (replyComplete) draft.replyComplete = true;
       if (this.status !== undefined) draft.status = this.status;
       if (this.chunkMarks.length) draft.chunks = this.chunkMarks;
       if (this.uninspectedBytes > 0) draft.uninspectedBytes = this.uninspectedBytes;
       if (error) draft.error = error;
       // A client closing an event stream is how SSE streams usually end (EventSource.close, client.close()).
-      const ordinary = outcome === 'complete' || outcome === 'upgraded' || (outcome === 'client-aborted' && this.framing === 'sse');
+      const ordinary = outcome === 'complete' || outcome === 'upgraded' || replyComplete || (outcome === 'client-aborted' && this.framing === 'sse');
       if (!ordinary) draft.level = LEVEL.warn;
       this.write(draft);
       // Sessions that end with this exchange: a DELETE that succeeded, a legacy SSE stream that closed.
@@ -615,6 +620,12 @@ function describeSse(item: SseItem): string {
   if (item.data) parts.push(`data ${JSON.stringify(preview(item.data, 80))}`);
   const what = item.data ? 'an SSE event' : 'an SSE event with no data (a priming event that gives the client an id to resume from)';
   return `Server sends ${item.event ? `"${item.event}" ` : ''}${what}${parts.length ? `: ${parts.join(', ')}` : ''}${item.partial ? ' (cut off by the end of the stream)' : ''}.`;
+}
+
+/** An LLM stream that delivered its terminator before the connection ended, whichever side ended it. */
+function describeCompleteReply(head: RequestHead, status: number | undefined, outcome: HttpOutcome, durationMs: number, resBytes: number): string {
+  const who = outcome === 'client-aborted' ? 'the client' : 'the upstream';
+  return `${head.method} ${head.path} done: ${status ?? '?'}, ${resBytes} bytes in ${formatMs(durationMs)}; the stream delivered its end marker, then ${who} closed the connection.`;
 }
 
 function describeEnd(

@@ -37,6 +37,8 @@ export class LlmTurn {
   private status = 0;
   private firstContentMono: number | undefined;
   private streamed = false;
+  /** The stream's terminator arrived (LlmChunkInfo.done): the reply is complete, whatever the socket does next. */
+  private terminated = false;
   private errorLogged = false;
 
   constructor(options: LlmTurnOptions) {
@@ -74,6 +76,11 @@ export class LlmTurn {
     this.sink.write(draft);
   }
 
+  /** True once the stream delivered its own terminator: a connection that ends after it did not cut the reply. */
+  get complete(): boolean {
+    return this.terminated;
+  }
+
   /** The response status arrived. */
   responseHead(status: number): void {
     this.status = status;
@@ -84,6 +91,7 @@ export class LlmTurn {
     this.streamed = true;
     const info = this.assembler.push(text, event);
     if (!info.chunk) return;
+    if (info.done) this.terminated = true;
     if (info.content && this.firstContentMono === undefined) this.firstContentMono = mono;
     if (this.chunks) {
       const draft: LlmChunkDraft = {
@@ -105,12 +113,14 @@ export class LlmTurn {
   }
 
   /**
-   * The reply ended. `body` is the whole (kept) body when it was not streamed. `cut` says why it ended early
+   * The reply ended. `body` is the whole (kept) body when it was not streamed. `cutBy` says why the connection ended early
    * (the upstream broke off, the client left): the reply is then logged as far as it got, after an error.
    * `seenInPart`: mcptap's inspection fell behind and saw only the start of the reply (no error of the model's:
    * the reply is logged as far as it was seen, marked truncated).
    */
-  end(body: string | undefined, time: number, mono: number, cut?: string, seenInPart = false): void {
+  end(body: string | undefined, time: number, mono: number, cutBy?: string, seenInPart = false): void {
+    // Only a stream that never delivered its terminator was cut off.
+    const cut = this.terminated ? undefined : cutBy;
     const durationMs = roundMs(mono - this.requestMono);
     if (this.status >= 400) {
       const text = body ?? '';
