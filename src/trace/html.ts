@@ -150,7 +150,7 @@ function roundTripTable(trace: Trace): string {
     return (
       `<tr${cls}><td>${r.turn ?? '–'}</td><td><b>${esc(r.tool)}</b></td><td><code>${esc(preview(JSON.stringify(r.arguments) ?? '', 60))}</code></td>` +
       `<td>${r.llm ? esc(`${r.llm.channel} ${r.llm.model ?? ''}`) : '–'}</td><td>${ms(r.timing.decisionMs)}</td>` +
-      `<td>${r.mcp ? esc(`${r.mcp.server} #${String(r.mcp.id)}${r.mcp.isError ? ' (error)' : ''}`) : 'not run'}</td><td>${ms(r.timing.toolMs)}</td>` +
+      `<td>${r.mcp ? esc(`${r.mcp.server} #${String(r.mcp.id)}${r.mcp.isError ? ' (error)' : ''}`) : 'not in logs'}</td><td>${ms(r.timing.toolMs)}</td>` +
       `<td>${r.fedBack ? `yes (${ms(r.timing.feedBackMs)})` : 'no'}</td><td>${ms(r.timing.answerMs)}</td>` +
       `<td>${esc(r.result ?? '')}</td><td>${esc(r.answerPreview ?? '')}</td></tr>`
     );

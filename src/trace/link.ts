@@ -8,10 +8,11 @@
  *   →  the later LLM request that carries the result back  →  the model's reply to that request (the answer).
  *
  * How links are made, strongest evidence first:
- * - model tool call ↔ `tools/call`: the MCP request carries no LLM tool-call id, so by tool name (allowing a host
- *   prefix such as `weather__get_weather`), then identical canonical arguments (keys sorted), inside a time window
- *   that opens when the model was asked; a same-name call with other arguments is taken only when nothing better
- *   is there, and then flagged `arguments-changed`.
+ * - model tool call ↔ `tools/call`: the MCP request carries no LLM tool-call id, so by tool name, through the
+ *   host's renaming (`weather__get_weather`, `mcp__weather__get_weather`, `weather_get_weather`, a name cut to 64
+ *   characters: tool-names.ts), then identical canonical arguments (keys sorted), inside a time window that
+ *   opens when the model was asked; a same-name call with other arguments is taken only when nothing better is
+ *   there, and then flagged `arguments-changed`.
  * - tool call ↔ fed-back result: by tool-call id (OpenAI always, newer Ollama); else by the result text the MCP
  *   server returned; else by tool name (`tool_name` in Ollama); else by the request's own history (an unnamed
  *   `role: tool` message after an assistant message with the same call, as in older Ollama); else, for hosts that
@@ -32,6 +33,7 @@ import type {
 import type { Channel, JsonRpcId } from '../types.js';
 import { asObject, asString, peerInfo, preview, toolNames, type PeerInfo } from '../protocols/mcp.js';
 import { parseRawObject } from '../log/reader.js';
+import { ToolNameMap, type ToolTarget } from './tool-names.js';
 
 /** Default time window after the model's reply within which the MCP call that ran its tool call must start. */
 export const DEFAULT_LINK_WINDOW_MS = 120_000;
@@ -53,7 +55,9 @@ export type DiagnosticCode =
   /** The model wrote the tool call as text (Cline's `<use_mcp_tool>`), not as a structured tool call. */
   | 'tool-call-as-text'
   /** An MCP `tools/call` that no model tool call asked for (the user or the host called it directly). */
-  | 'call-without-model';
+  | 'call-without-model'
+  /** The host offers a server's tool to the model under another name (`mcp__weather__get_weather`): which mapping linked it. */
+  | 'tool-name-mapped';
 
 /** One finding, as a trace line. */
 export interface TraceDiagnostic {
@@ -117,6 +121,10 @@ export interface RoundTripMcp {
   isError: boolean;
   /** Arguments as the server received them, present only when they differ from the model's. */
   arguments?: unknown;
+  /** The tool's name on the server, present only when the host offered it to the model under another name. */
+  tool?: string;
+  /** How the host's name maps to the server's (`mcp__server__tool`, `server_tool`, `shortened to 64 characters`, …), with `tool`. */
+  mapping?: string;
   /** JSON-RPC error message, when the call failed that way. */
   error?: string;
 }
@@ -250,6 +258,7 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
   const mcpCalls = collectMcpCalls(records, sessions);
   const modelCalls = collectModelCalls(exchanges);
   const diagnostics: TraceDiagnostic[] = [];
+  const names = toolNameMap(sessions, mcpCalls);
 
   // 1. Each model call → the MCP call that ran it. Exact arguments first, over all calls, so that a changed
   //    call cannot take the place of an exact one that comes later.
@@ -261,24 +270,30 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
     else byName.set(c.name, [c]);
   }
   const ran = new Map<ModelCall, McpCall>();
+  const mappingOf = new Map<ModelCall, ToolTarget>();
+  const targetsOf = new Map<ModelCall, ToolTarget[]>();
+  for (const m of modelCalls) targetsOf.set(m, names.resolve(m.call.name, m.exchange.request?.tools));
   for (const exact of [true, false]) {
     for (const m of modelCalls) {
       if (ran.has(m)) continue;
       const from = m.exchange.request?.time ?? m.exchange.response!.time;
       const until = m.exchange.response!.time + windowMs;
-      let found: McpCall | undefined;
-      for (const name of serverNamesFor(m.call.name)) {
-        const list = byName.get(name) ?? [];
+      // The best mapping that finds a call wins; within it, the earliest call.
+      for (const t of targetsOf.get(m)!) {
+        const list = byName.get(t.tool) ?? [];
+        let found: McpCall | undefined;
         for (let i = lowerBound(list, from, (c) => c.request.time); i < list.length && list[i]!.request.time <= until; i++) {
           const c = list[i]!;
-          if (c.used || (exact && c.canonical !== m.canonical)) continue;
-          if (!found || c.request.time < found.request.time) found = c;
+          if (c.used || !t.sessions.has(c.request.session) || (exact && c.canonical !== m.canonical)) continue;
+          found = c;
           break;
         }
-      }
-      if (found) {
-        found.used = true;
-        ran.set(m, found);
+        if (found) {
+          found.used = true;
+          ran.set(m, found);
+          mappingOf.set(m, t);
+          break;
+        }
       }
     }
   }
@@ -364,7 +379,7 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
         ...(m.viaText ? { viaText: true } : {}),
         ...(m.serverName !== undefined ? { serverName: m.serverName } : {}),
       },
-      mcp: mcp ? mcpSide(mcp, m.canonical) : null,
+      mcp: mcp ? mcpSide(mcp, m.canonical, mappingOf.get(m)) : null,
       result: mcp?.resultText != null ? preview(mcp.resultText, PREVIEW_CHARS) : null,
       fedBack: carrier !== undefined,
       // Placed here so it prints next to fedBack; JSON leaves it out while undefined.
@@ -406,17 +421,21 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
     } else {
       codes.push('tool-not-run');
       // With no MCP log at all there is nothing to find it in: worth knowing, not a sign that something broke.
+      // Nor is a tool no server in the logs has, whose result the host fed back: the host ran it itself.
+      const hostTool = haveMcp && targetsOf.get(m)!.length === 0 && carrier !== undefined;
       diagnostics.push({
         type: 'diagnostic',
         code: 'tool-not-run',
-        level: haveMcp ? 'warn' : 'info',
+        level: haveMcp && !hostTool ? 'warn' : 'info',
         time: response.time,
         tool: m.call.name,
         session: response.session,
         seq: response.seq,
-        msg: haveMcp
-          ? `The model asked for ${m.call.name} ${short(m.call.arguments)}, but no MCP server in these logs ran it within ${Math.round(windowMs / 1000)} s (the host refused it, ran it elsewhere, or its server was not wrapped by mcptap).`
-          : `The model asked for ${m.call.name} ${short(m.call.arguments)}; no MCP server log was given, so where it ran is not known (add the wrapped servers' logs to link it).`,
+        msg: !haveMcp
+          ? `The model asked for ${m.call.name} ${short(m.call.arguments)}; no MCP server log was given, so where it ran is not known (add the wrapped servers' logs to link it).`
+          : hostTool
+            ? `The model asked for ${m.call.name} ${short(m.call.arguments)}, a tool no MCP server in these logs has under any host naming; the host fed a result back, so it ran it itself or through a server mcptap did not wrap.`
+            : `The model asked for ${m.call.name} ${short(m.call.arguments)}, but no MCP server in these logs ran it within ${Math.round(windowMs / 1000)} s (the host refused it, ran it elsewhere, or its server was not wrapped by mcptap).`,
       });
     }
     if (carrier) {
@@ -509,8 +528,9 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
     t.timing.hostMs = round(Math.max(0, t.timing.totalMs - t.timing.llmMs - t.timing.toolMs));
   }
 
-  // 7. Tools offered on one side and not the other.
-  diagnostics.push(...offerDiagnostics(records, sessions, exchanges));
+  // 7. Tools offered on one side and not the other, and the names hosts gave them.
+  diagnostics.push(...offerDiagnostics(records, sessions, exchanges, names));
+  diagnostics.push(...mappingDiagnostics(modelCalls, ran, mappingOf));
   diagnostics.sort((a, b) => a.time - b.time);
 
   for (const s of sessions.values()) {
@@ -606,16 +626,6 @@ export function sameTool(modelName: string, serverName: string): boolean {
   if (!modelName.endsWith(serverName)) return false;
   // `__`, `.`, `:` or `/` only: a single `_` would make `get_weather` a prefixed `weather`.
   return /(__|[.:/])$/.test(modelName.slice(0, modelName.length - serverName.length));
-}
-
-/** The server-side names a model's tool name may stand for: itself, and what follows each host prefix. */
-function serverNamesFor(modelName: string): string[] {
-  const names = [modelName];
-  for (const m of modelName.matchAll(/__|[.:/]/g)) {
-    const rest = modelName.slice(m.index + m[0].length);
-    if (rest !== '') names.push(rest);
-  }
-  return names;
 }
 
 /** The first item from index `start` on that passes the test. */
@@ -758,7 +768,7 @@ function collectMcpCalls(records: readonly LogRecord[], sessions: Map<string, Tr
   return calls;
 }
 
-function mcpSide(c: McpCall, modelCanonical: string): RoundTripMcp {
+function mcpSide(c: McpCall, modelCanonical: string, mapping?: ToolTarget): RoundTripMcp {
   const side: RoundTripMcp = {
     session: c.request.session,
     server: c.server,
@@ -769,8 +779,55 @@ function mcpSide(c: McpCall, modelCanonical: string): RoundTripMcp {
     isError: c.response?.isError === true || c.response?.error !== undefined,
   };
   if (c.canonical !== modelCanonical) side.arguments = c.arguments;
+  if (mapping && mapping.scheme !== 'same name') {
+    side.tool = c.name;
+    side.mapping = mapping.scheme;
+  }
   if (c.response?.error) side.error = c.response.error.message;
   return side;
+}
+
+/** The servers of the logs as the tool-name map needs them: their names, and the tools they listed or ran. */
+function toolNameMap(sessions: Map<string, TraceSession>, mcpCalls: readonly McpCall[]): ToolNameMap {
+  const ran = new Map<string, Set<string>>();
+  for (const c of mcpCalls) {
+    const set = ran.get(c.request.session) ?? new Set<string>();
+    set.add(c.name);
+    ran.set(c.request.session, set);
+  }
+  const servers = [...sessions.values()]
+    .filter((s) => s.role === 'mcp')
+    .map((s) => ({
+      session: s.session,
+      names: [s.server?.name, s.label].filter((n): n is string => n !== undefined),
+      tools: [...new Set([...(s.tools ?? []), ...(ran.get(s.session) ?? [])])],
+    }));
+  return new ToolNameMap(servers);
+}
+
+/** One `tool-name-mapped` note per host name that linked to a server tool under another name. */
+function mappingDiagnostics(modelCalls: readonly ModelCall[], ran: Map<ModelCall, McpCall>, mappingOf: Map<ModelCall, ToolTarget>): TraceDiagnostic[] {
+  const out: TraceDiagnostic[] = [];
+  const seen = new Set<string>();
+  for (const m of modelCalls) {
+    const mapping = mappingOf.get(m);
+    const mcp = ran.get(m);
+    if (!mapping || !mcp || mapping.scheme === 'same name') continue;
+    const key = `${m.call.name}\u0000${mcp.request.session}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({
+      type: 'diagnostic',
+      code: 'tool-name-mapped',
+      level: 'info',
+      time: mcp.request.time,
+      tool: mcp.name,
+      session: mcp.request.session,
+      seq: mcp.request.seq,
+      msg: `The host offers ${mcp.server}'s tool ${mcp.name} to the model as ${m.call.name} (${mapping.scheme}); its calls are linked by that mapping.`,
+    });
+  }
+  return out;
 }
 
 /** Does this LLM request carry the result of model call `m` back to the model? */
@@ -810,12 +867,20 @@ function sameText(a: string, b: string): boolean {
   return x === y || x.includes(y) || y.includes(x);
 }
 
-function offerDiagnostics(records: readonly LogRecord[], sessions: Map<string, TraceSession>, exchanges: Map<string, LlmExchange>): TraceDiagnostic[] {
+function offerDiagnostics(records: readonly LogRecord[], sessions: Map<string, TraceSession>, exchanges: Map<string, LlmExchange>, names: ToolNameMap): TraceDiagnostic[] {
   const out: TraceDiagnostic[] = [];
   const offeredToModel = new Set<string>();
+  /** `session\0tool` of every server tool some request offered the model, under whatever name; the names that map to one. */
+  const reached = new Set<string>();
+  const mapped = new Set<string>();
   let firstOffer: LlmRequestRecord | undefined;
   for (const x of exchanges.values()) {
-    for (const t of x.request?.tools ?? []) offeredToModel.add(t);
+    const tools = x.request?.tools ?? [];
+    for (const t of tools) offeredToModel.add(t);
+    for (const [name, targets] of names.mapOffered(tools)) {
+      if (targets.length > 0) mapped.add(name);
+      for (const target of targets) for (const s of target.sessions) reached.add(`${s}\u0000${target.tool}`);
+    }
     if (x.request && x.request.tools.length > 0 && (!firstOffer || x.request.time < firstOffer.time)) firstOffer = x.request;
   }
   const servers = [...sessions.values()].filter((s) => s.role === 'mcp' && s.tools !== undefined);
@@ -828,7 +893,7 @@ function offerDiagnostics(records: readonly LogRecord[], sessions: Map<string, T
   };
   for (const s of servers) {
     for (const tool of s.tools!) {
-      if ([...offeredToModel].some((t) => sameTool(t, tool))) continue;
+      if (reached.has(`${s.session}\u0000${tool}`)) continue;
       out.push({
         type: 'diagnostic',
         code: 'tool-not-offered-to-model',
@@ -842,7 +907,7 @@ function offerDiagnostics(records: readonly LogRecord[], sessions: Map<string, T
     }
   }
   for (const tool of offeredToModel) {
-    if (servers.some((s) => s.tools!.some((t) => sameTool(tool, t)))) continue;
+    if (mapped.has(tool)) continue;
     out.push({
       type: 'diagnostic',
       code: 'tool-not-on-any-server',

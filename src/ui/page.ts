@@ -220,7 +220,7 @@ export const UI_SCRIPT = String.raw`(function () {
       cell(tr, r.tool);
       cell(tr, JSON.stringify(r.arguments));
       cell(tr, r.llm ? r.llm.channel + ' ' + (r.llm.model || '') : '\u2013');
-      cell(tr, r.mcp ? r.mcp.server + ' #' + r.mcp.id + (r.mcp.isError ? ' (error)' : '') : 'not run');
+      cell(tr, r.mcp ? r.mcp.server + ' #' + r.mcp.id + (r.mcp.isError ? ' (error)' : '') : 'not in logs');
       cell(tr, ms(r.timing && r.timing.toolMs));
       cell(tr, r.fedBack ? 'yes' : 'no');
       cell(tr, r.result || '');

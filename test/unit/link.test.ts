@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, linkTrace, parseTextToolCalls, sameTool, toolResultText, traceLines } from '../../src/trace/link.js';
+import { checkRecords } from '../../src/check/check.js';
 import type { LlmToolCall, LlmToolResult, LogRecord } from '../../src/log/schema.js';
 
 // Literal records in the shapes the taps write (src/log/schema.ts): an LLM proxy log and an MCP server log.
@@ -261,8 +262,8 @@ describe('linkTrace: diagnostics', () => {
         llmRequest(230, 'x2', { tools: ['weather__get_weather'], toolResults: [{ toolCallId: 'c1', content: RAIN }] }),
       ]),
     );
-    expect(trace.roundTrips[0]).toMatchObject({ mcp: { id: 3 }, fedBack: true, diagnostics: [] });
-    expect(trace.diagnostics).toEqual([]);
+    expect(trace.roundTrips[0]).toMatchObject({ mcp: { id: 3, tool: 'get_weather', mapping: 'server__tool' }, fedBack: true, diagnostics: [] });
+    expect(trace.diagnostics.map((d) => [d.code, d.level])).toEqual([['tool-name-mapped', 'info']]);
   });
 
   it('recognises a tool call written as text (Cline) and finds its result fed back in the request body', () => {
@@ -363,5 +364,135 @@ describe('linkTrace: an LLM log alone', () => {
     const trace = linkTrace(byTime([llmRequest(0, 'x1', {}), llmResponse(100, 'x1', 100, [{ name: 'get_weather', arguments: { location: 'Paris' } }])]));
     expect(trace.diagnostics.map((d) => [d.code, d.level])).toEqual([['tool-not-run', 'info']]);
     expect(trace.diagnostics[0]!.msg).toContain('no MCP server log was given');
+  });
+});
+
+/** Two servers, as their logs show them: weather (get_weather, get_forecast) and math (add). */
+function twoServers(): LogRecord[] {
+  const server = (session: string, name: string, tools: string[], t: number): LogRecord[] => {
+    const at = (dt: number) => base(session, 'stdio', name, t + dt);
+    const rpc = (o: object) => JSON.stringify({ jsonrpc: '2.0', ...o });
+    const init = { ...at(0), kind: 'request' as const, dir: 'c2s' as const, id: 0, method: 'initialize', bytes: 1, raw: rpc({ id: 0, method: 'initialize', params: {} }) };
+    const list = { ...at(2), kind: 'request' as const, dir: 'c2s' as const, id: 1, method: 'tools/list', bytes: 1, raw: rpc({ id: 1, method: 'tools/list' }) };
+    return [
+      init,
+      { ...at(1), kind: 'response', dir: 's2c', id: 0, method: 'initialize', requestSeq: init.seq, latencyMs: 1, bytes: 1, raw: rpc({ id: 0, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name, version: '1' } } }) },
+      list,
+      { ...at(3), kind: 'response', dir: 's2c', id: 1, method: 'tools/list', requestSeq: list.seq, latencyMs: 1, bytes: 1, raw: rpc({ id: 1, result: { tools: tools.map((n) => ({ name: n, inputSchema: { type: 'object' } })) } }) },
+    ];
+  };
+  return [...server('weather-1', 'weather', ['get_weather', 'get_forecast'], 0), ...server('math-1', 'math', ['add'], 0)];
+}
+
+/** A tools/call on one of twoServers() and its answer. */
+function callOn(session: string, label: string, time: number, id: number, tool: string, args: unknown, text: string): LogRecord[] {
+  const req = { ...base(session, 'stdio', label, time), kind: 'request' as const, dir: 'c2s' as const, id, method: 'tools/call', tool, bytes: 1, raw: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args } }) };
+  const res = { ...base(session, 'stdio', label, time + 5), kind: 'response' as const, dir: 's2c' as const, id, method: 'tools/call', tool, requestSeq: req.seq, latencyMs: 5, isError: false, bytes: 1, raw: JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } }) };
+  return [req, res];
+}
+
+/**
+ * One agent loop over twoServers() with the host's names for the tools: the model calls get_weather and add in
+ * one reply, the host runs both, and feeds both results back by id.
+ */
+function loopNamed(named: (server: string, tool: string) => string): LogRecord[] {
+  const offered = [named('weather', 'get_weather'), named('weather', 'get_forecast'), named('math', 'add')];
+  return byTime([
+    ...twoServers(),
+    llmRequest(100, 'x1', { tools: offered, channel: 'openai' }),
+    llmResponse(200, 'x1', 100, [{ id: 'c1', name: offered[0]!, arguments: { city: 'Paris' } }, { id: 'c2', name: offered[2]!, arguments: { a: 1, b: 2 } }], '', 'openai'),
+    ...callOn('weather-1', 'weather', 210, 2, 'get_weather', { city: 'Paris' }, 'sunny'),
+    ...callOn('math-1', 'math', 212, 2, 'add', { a: 1, b: 2 }, '3'),
+    llmRequest(240, 'x2', { tools: offered, channel: 'openai', toolResults: [{ toolCallId: 'c1', content: 'sunny' }, { toolCallId: 'c2', content: '3' }] }),
+    llmResponse(300, 'x2', 60, [], 'Sunny, and 3.', 'openai'),
+  ]);
+}
+
+const LONG_TOOL = 'get_the_weather_forecast_for_the_next_fourteen_days_at_hourly_resolution';
+
+describe('linkTrace: tool names as hosts rename them', () => {
+  const schemes: [string, (server: string, tool: string) => string][] = [
+    ['server__tool', (s, t) => `${s}__${t}`],
+    ['mcp__server__tool', (s, t) => `mcp__${s}__${t}`],
+    ['server___tool', (s, t) => `${s}___${t}`],
+    ['server_tool', (s, t) => `${s}_${t}`],
+    ['mcp_server_tool', (s, t) => `mcp_${s}_${t}`],
+    ['server.tool', (s, t) => `${s}.${t}`],
+    ['server/tool', (s, t) => `${s}/${t}`],
+  ];
+  it.each(schemes)('links every round trip named %s, says which mapping, and passes check', (scheme, named) => {
+    const records = loopNamed(named);
+    const trace = linkTrace(records);
+    expect(trace.roundTrips.map((r) => [r.tool, r.mcp?.server, r.mcp?.tool, r.mcp?.mapping, r.fedBack, r.diagnostics])).toEqual([
+      [named('weather', 'get_weather'), 'weather', 'get_weather', scheme, true, []],
+      [named('math', 'add'), 'math', 'add', scheme, true, []],
+    ]);
+    expect(trace.diagnostics.map((d) => [d.code, d.level, d.tool])).toEqual([
+      ['tool-name-mapped', 'info', 'get_weather'],
+      ['tool-name-mapped', 'info', 'add'],
+    ]);
+    expect(trace.diagnostics[0]!.msg).toBe(`The host offers weather's tool get_weather to the model as ${named('weather', 'get_weather')} (${scheme}); its calls are linked by that mapping.`);
+    expect(checkRecords(records).failed).toBe(false);
+  });
+
+  it('links a host prefix none of the server names has, by the prefix the offered tools share (wx_get_weather)', () => {
+    const records = loopNamed((s, t) => `${s === 'weather' ? 'wx' : 'calc'}_${t}`);
+    const trace = linkTrace(records);
+    expect(trace.roundTrips.map((r) => [r.mcp?.server, r.mcp?.mapping, r.fedBack])).toEqual([
+      ['weather', 'server_tool', true],
+      ['math', 'server_tool', true],
+    ]);
+    expect(trace.diagnostics.filter((d) => d.level === 'warn')).toEqual([]);
+  });
+
+  it('links a name the host shortened to 64 characters', () => {
+    const named = (s: string, t: string): string => `mcp__${s}__${t === 'get_forecast' ? LONG_TOOL : t}`.slice(0, 64);
+    const long = named('weather', 'get_forecast');
+    expect(long).toHaveLength(64);
+    const records = byTime([
+      ...twoServers().map((r) => (r.kind === 'response' && r.method === 'tools/list' && r.session === 'weather-1' ? { ...r, raw: r.raw.replace('get_forecast', LONG_TOOL) } : r)),
+      llmRequest(100, 'x1', { tools: [named('weather', 'get_weather'), long, named('math', 'add')], channel: 'openai' }),
+      llmResponse(200, 'x1', 100, [{ id: 'c1', name: long, arguments: { days: 14 } }], '', 'openai'),
+      ...callOn('weather-1', 'weather', 210, 2, LONG_TOOL, { days: 14 }, 'rain'),
+      llmRequest(240, 'x2', { tools: [long], channel: 'openai', toolResults: [{ toolCallId: 'c1', content: 'rain' }] }),
+    ]);
+    const trace = linkTrace(records);
+    expect(trace.roundTrips.map((r) => [r.mcp?.tool, r.mcp?.mapping, r.fedBack])).toEqual([[LONG_TOOL, 'shortened to 64 characters', true]]);
+    expect(trace.diagnostics.filter((d) => d.level === 'warn')).toEqual([]);
+    expect(checkRecords(records).failed).toBe(false);
+  });
+
+  it('still reports a call no server ran, under a mapped name, and a server tool no request offered', () => {
+    const named = (s: string, t: string): string => `${s}_${t}`;
+    const records = byTime([
+      ...twoServers(),
+      llmRequest(100, 'x1', { tools: [named('weather', 'get_weather'), named('math', 'add')], channel: 'openai' }),
+      llmResponse(200, 'x1', 100, [{ id: 'c1', name: named('weather', 'get_weather'), arguments: { city: 'Paris' } }], '', 'openai'),
+      // The host ran add, not get_weather, and fed nothing back.
+      ...callOn('math-1', 'math', 210, 2, 'add', { a: 1, b: 2 }, '3'),
+    ]);
+    const trace = linkTrace(records);
+    expect(trace.roundTrips.map((r) => [r.tool, r.mcp?.server ?? null, r.diagnostics])).toEqual([
+      ['weather_get_weather', null, ['tool-not-run']],
+      ['add', 'math', ['call-without-model']],
+    ]);
+    expect(trace.diagnostics.filter((d) => d.level === 'warn').map((d) => [d.code, d.tool])).toEqual([
+      ['tool-not-offered-to-model', 'get_forecast'],
+      ['tool-not-run', 'weather_get_weather'],
+    ]);
+    const report = checkRecords(records);
+    expect(report.failed).toBe(true);
+    expect(report.findings.filter((f) => f.signal === 'broken')).toHaveLength(1);
+  });
+
+  it('does not read a single _ as a prefix when nothing says so (check_weather is not check + weather)', () => {
+    const records = byTime([
+      ...twoServers().map((r) => (r.kind === 'response' && r.method === 'tools/list' && r.session === 'math-1' ? { ...r, raw: r.raw.replace('"add"', '"weather"') } : r)),
+      llmRequest(100, 'x1', { tools: ['lookup_weather'], channel: 'openai' }),
+      llmResponse(200, 'x1', 100, [{ id: 'c1', name: 'check_weather', arguments: {} }], '', 'openai'),
+      ...callOn('math-1', 'math', 210, 2, 'weather', {}, 'x'),
+    ]);
+    const trip = linkTrace(records).roundTrips.find((r) => r.llm !== null)!;
+    expect(trip.mcp).toBeNull();
   });
 });
