@@ -15,6 +15,7 @@ import { logWriterOptions } from './inspector-log.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { teeSink } from '../export/tee-sink.js';
 import { MAX_STDERR_LINE, STREAM, STREAM_NAMES, type StdioInspection, type StdioInspectorConfig, type StdioInspectorHooks, type StdioStream } from './stdio-inspection.js';
+import { shorten } from '../log/redact.js';
 
 /** How many last lines of the server's stderr the exit record keeps. */
 const STDERR_TAIL_LINES = 20;
@@ -135,7 +136,7 @@ export class StdioInspector implements StdioInspection {
     const text = (truncated ? withoutCutCharacter(bytes) : bytes).toString('utf8');
     this.stderrTail.push(text);
     if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
-    this.sink.write({ time, kind: 'stderr', dir: 's2c', text, bytes: size, ...(truncated ? { truncated: true } : {}), msg: `Server stderr: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}` });
+    this.sink.write({ time, kind: 'stderr', dir: 's2c', text, bytes: size, ...(truncated ? { truncated: true } : {}), msg: `Server stderr: ${shorten(text, 200)}` });
   }
 
   /** An exception in the logging path is reported once and the traffic keeps flowing. */

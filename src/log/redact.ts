@@ -120,7 +120,88 @@ const VALUE_PATTERNS: readonly { re: RegExp; keep?: (match: string, ...groups: s
 
 /** The same credential shapes as a prefix that a stream may complete in its next chunk. */
 const DANGLING_PREFIX =
-  /(?:(?<![A-Za-z0-9_-])(?:sk-|eyJ)|(?<![A-Za-z0-9_])(?:gsk_|gh[pousr]_|github_pat_)|(?<![A-Za-z0-9])(?:xox[abposre]-|AKIA|ASIA|[rs]k_live_)|(?<![A-Za-z0-9_-])AIza|\b[Bb]earer\s+)[A-Za-z0-9._~+/=-]*$/;
+  /(?:(?<![A-Za-z0-9_-])(?:sk-|eyJ)|(?<![A-Za-z0-9_])(?:gsk_|gh[pousr]_|github_pat_)|(?<![A-Za-z0-9])(?:xox[abposre]-|AKIA|ASIA|[rs]k_live_)|(?<![A-Za-z0-9_-])AIza|\b(?:[Bb]earer|BEARER|[Bb]asic|BASIC)\s+)[A-Za-z0-9._~+/=-]*$/;
+/** A URL's password still arriving (`postgres://app:hunt`): group 1 is what stays. Plain or URL-encoded. */
+const DANGLING_URL_PASSWORD = /((?::|%3a)(?:\\?\/|%2f){2}[^/\s:@"'\\%]{0,100}(?::|%3a))(?:(?!%40)[^@\s"'\\/])*$/i;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Cutting text short. A preview, a capped frame or a capped stderr line keeps a head; when the cut lands inside
+// a key, the head keeps the key's first part, which no rule recognises any more. So a cut drops the word it
+// lands in, and a credential that may go on past it (the same test a stream's piece gets, DANGLING_PREFIX).
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Longest word a cut drops; of a longer one (a base64 blob) the head is kept unless it starts like a credential. */
+const MAX_CUT_WORD = 128;
+/** How far back from a cut a credential that runs into it is looked for. */
+const DANGLING_REACH = 4096;
+/** A URL's scheme, user and password, at most (DANGLING_URL_PASSWORD). */
+const URL_REACH = 340;
+
+/** Letters, digits and the punctuation keys, tokens and their encodings are made of. */
+function isWordChar(code: number): boolean {
+  return (
+    (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) ||
+    code === 95 || code === 45 || code === 43 || code === 47 || code === 61 || code === 46 || code === 126 || code === 37
+  );
+}
+
+/**
+ * The first `end` characters of `text`, less what of a secret the cut would leave: the word the cut lands in
+ * (when it is short enough to be a key) and any credential that may run on past the cut. `text` itself when it
+ * is no longer than `end`.
+ */
+export function cutClean(text: string, end: number): string {
+  if (end >= text.length) return text;
+  let at = Math.max(0, end);
+  if (at > 0 && isWordChar(text.charCodeAt(at)) && isWordChar(text.charCodeAt(at - 1))) {
+    let start = at - 1;
+    while (start > 0 && at - start <= MAX_CUT_WORD && isWordChar(text.charCodeAt(start - 1))) start--;
+    let stop = at + 1;
+    while (stop < text.length && stop - start <= MAX_CUT_WORD && isWordChar(text.charCodeAt(stop))) stop++;
+    if (stop - start <= MAX_CUT_WORD) at = start;
+  }
+  return dropDanglingSecret(text.slice(0, at));
+}
+
+/**
+ * `text` cut to at most `max` characters (an ellipsis ends a cut one), redacted by the default rules before the
+ * cut: for summaries that quote a text (a stderr line, a prompt, an error body).
+ */
+export function shorten(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // A secret that the cut could split lies within DANGLING_REACH of it: the rest need not be redacted here.
+  const redacted = redactDefaults(cutClean(text, max + DANGLING_REACH));
+  return redacted.length <= max ? redacted : `${cutClean(redacted, max - 1)}…`;
+}
+
+/**
+ * A head whose text went on past its end (a capped frame, body or stderr line) without any credential that may
+ * continue past that end: the same judgement a stream's piece gets when the next piece has not come yet.
+ */
+export function dropDanglingSecret(head: string): string {
+  const at = danglingSecretAt(head);
+  return at === -1 ? head : head.slice(0, at);
+}
+
+/** Where a credential that may go on past the end of `head` begins (what of it may stay kept), or -1. */
+export function danglingSecretAt(head: string): number {
+  // The credential runs into the end, so it lies in the last word and the few characters before (`Bearer `).
+  let start = head.length;
+  while (start > 0 && head.length - start < DANGLING_REACH && isWordChar(head.charCodeAt(start - 1))) start--;
+  const from = Math.max(0, start - 16);
+  const near = head.slice(from);
+  const prefix = DANGLING_PREFIX.exec(near);
+  let at = prefix ? from + prefix.index : -1;
+  // A URL password may hold characters no key does (`!`, `#`): look from the last `://` (or `%3A%2F%2F`).
+  const urlFrom = Math.max(0, head.length - URL_REACH);
+  const last = head.slice(urlFrom);
+  const url = last.includes(':/') || last.includes(':\\/') || last.includes('%') ? DANGLING_URL_PASSWORD.exec(last) : null;
+  if (url) {
+    const keep = urlFrom + url.index + url[1]!.length;
+    if (keep < head.length && (at === -1 || keep < at)) at = keep;
+  }
+  return at;
+}
 
 /** Words that make the screen look closer (a secret key name followed by `:`, `=`, `,` or a flag's `--`). */
 const KEY_WORDS = String.raw`passw(?:or)?d|passphrase|secret|(?<!progress|page|next)token|api[-_ ]?key|authorization|cookie|private[-_]?key|access[-_]?key|credential`;
@@ -369,13 +450,15 @@ function textPairRe(extraKeySource: string): RegExp {
 }
 
 /** Keys of streamed text whose pieces arrive split across chunks. */
-const STREAMED_KEYS = new Set(['content', 'text', 'arguments', 'thinking', 'response', 'reasoning_content', 'reasoning', 'refusal', 'delta']);
+const STREAMED_KEYS = new Set(['content', 'text', 'arguments', 'thinking', 'response', 'reasoning_content', 'reasoning', 'refusal', 'delta', 'partial_json']);
 /** How much of each stream's recent text is remembered to catch a secret split across chunks. */
 const STREAM_TAIL_CHARS = 256;
 /** How many key names' verdicts a Redactor remembers before starting over. */
 const MAX_KEY_VERDICTS = 4096;
 /** At most this many LLM streams are followed at once; the oldest is forgotten first. */
 const MAX_STREAMS = 1024;
+/** At most this many streams are remembered as forgotten while open (see Redactor.tailsOf). */
+const MAX_FORGOTTEN_STREAMS = 65536;
 
 type Mutable = Record<string, unknown>;
 
@@ -557,12 +640,16 @@ export class Redactor {
    */
   redactRecord<T extends Mutable>(record: T, line: string, exactLine = line): T {
     const chunk = record.kind === 'llm-chunk';
+    // Any other stream's events are pieces of one text too (see redactSse).
+    const sse = record.kind === 'sse' && typeof record.data === 'string';
     // A streamed body (SSE or NDJSON) may hold a secret split across its events, which no single regex over the
     // line can see: such bodies are always read event by event.
     const streamBody = typeof record.body === 'string' && record.bodyEncoding !== 'base64' && looksLikeStream(record.body);
+    // A field cut short whose end may be the head of a credential (no rule would know it for one any more).
+    const cut = chunk ? undefined : cutFieldOf(record);
     if (!chunk) {
       if (record.kind === 'llm-response' || record.kind === 'llm-error' || record.kind === 'http-end') this.endStream(record);
-      if (!streamBody && !this.screen(line, exactLine)) return record;
+      if (!streamBody && !sse && cut === undefined && !this.screen(line, exactLine)) return record;
     }
     let copy: Mutable | undefined;
     const set = (key: string, value: unknown): void => {
@@ -572,8 +659,16 @@ export class Redactor {
     // A line without any prescreen literal has none in its raw either (escaping leaves the literals' characters
     // as they are): the chunk then needs no second prescreen of its raw.
     const literal = chunk && !this.passesPrescreen(line);
-    const fields = !chunk || (literal && this.screenPastPrescreen(exactLine)) ? Object.entries(record) : [];
-    for (const [key, value] of fields) {
+    const look = chunk ? literal && this.screenPastPrescreen(exactLine) : !sse || cut !== undefined || this.screen(line, exactLine);
+    const fields = look ? Object.entries(record) : [];
+    for (const entry of fields) {
+      const key = entry[0];
+      let value = entry[1];
+      if (key === cut) {
+        value = dropDanglingSecret(value as string);
+        set(key, value);
+      }
+      if (sse && key === 'data') continue;
       if (key === 'raw' || key === 'body' || key === 'data') {
         const encoded = key === 'raw' ? record.rawEncoding : key === 'body' ? record.bodyEncoding : undefined;
         if (typeof value === 'string' && encoded !== 'base64' && !chunk) {
@@ -590,6 +685,7 @@ export class Redactor {
       }
     }
     if (chunk) this.redactChunk(record, set, literal);
+    if (sse) this.redactSse(record, set);
     if (!copy) return record;
     (copy as Mutable).redacted = true;
     return copy as T;
@@ -628,12 +724,7 @@ export class Redactor {
    */
   private redactChunk(record: Mutable, set: (key: string, value: unknown) => void, lineHoldsLiteral: boolean): void {
     const streamKey = this.streamKeyOf(record);
-    let tails = this.streams.get(streamKey);
-    if (!tails) {
-      if (this.streams.size >= MAX_STREAMS) this.streams.delete(this.streams.keys().next().value as string);
-      tails = new Map();
-      this.streams.set(streamKey, tails);
-    }
+    const tails = this.tailsOf(streamKey);
     if (typeof record.delta === 'string') {
       const delta = this.redactPiece(tails, '#delta', record.delta);
       set('delta', delta);
@@ -662,6 +753,64 @@ export class Redactor {
     judged.clean &&= clean && next === parsed && typeof parsed === 'object' && parsed !== null && !anyHinted(tails);
     judged.hash.add(record.raw).add('\n');
   }
+
+  /**
+   * An `sse` record of a stream mcptap does not read as an LLM (any dialect): its data is one piece of a longer
+   * stream, as an llm-chunk's is, but which fields stream is unknown, so every string in it is judged with the
+   * tail of the same field in the events before.
+   */
+  private redactSse(record: Mutable, set: (key: string, value: unknown) => void): void {
+    const sent = record.data;
+    if (typeof sent !== 'string' || sent === '') return;
+    // A capped event's data ends where the cap cut it.
+    const data = record.truncated === true ? dropDanglingSecret(sent) : sent;
+    const tails = this.tailsOf(this.streamKeyOf(record));
+    let next = data;
+    let parsed: unknown;
+    if (/^\s*[{[]/.test(data)) {
+      try {
+        parsed = JSON.parse(data);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    if (parsed !== undefined && typeof parsed === 'object' && parsed !== null) {
+      const redacted = this.redactStreamed(tails, parsed, '', this.passesPrescreen(data), true);
+      if (redacted !== parsed) next = JSON.stringify(redacted);
+    } else {
+      next = this.redactPiece(tails, '#data', data);
+    }
+    if (next === sent) return;
+    set('data', next);
+    // The summary quotes the data: it must not keep what the data lost.
+    set('msg', `Server sends ${typeof record.event === 'string' ? `"${this.redactText(record.event)}" ` : ''}an SSE event; its data holds a secret or part of one, and is redacted.`);
+  }
+
+  /**
+   * The tails of one stream's fields, made on its first piece. At most MAX_STREAMS streams are followed; the
+   * oldest is forgotten first, and a forgotten stream that goes on is marked resumed: the first piece of each of
+   * its fields is then judged as if a credential ran into it (resumeConservatively).
+   */
+  private tailsOf(streamKey: string): Map<string, StreamTail> {
+    let tails = this.streams.get(streamKey);
+    if (tails) return tails;
+    if (this.streams.size >= MAX_STREAMS) {
+      const oldest = this.streams.keys().next().value as string;
+      this.streams.delete(oldest);
+      if (this.forgotten.size >= MAX_FORGOTTEN_STREAMS) this.forgottenOverflowed = true;
+      else this.forgotten.add(oldest);
+    }
+    tails = new Map();
+    if (this.forgottenOverflowed || this.forgotten.delete(streamKey)) this.resumed.add(tails);
+    this.streams.set(streamKey, tails);
+    return tails;
+  }
+
+  /** Streams forgotten while still open (bounded; past the bound every unknown stream counts as resumed). */
+  private readonly forgotten = new Set<string>();
+  private forgottenOverflowed = false;
+  /** The tails of streams that were forgotten and went on. */
+  private readonly resumed = new WeakSet<Map<string, StreamTail>>();
 
   /** The last stream key made, by its session and exchange: a stream's chunks come one after another. */
   private lastStream = { session: undefined as unknown, exchange: undefined as unknown, key: '' };
@@ -745,7 +894,7 @@ export class Redactor {
    * `clean`: the chunk's text passed the prescreen (passesPrescreen), so values other than streamed text need
    * no look; a token stream's every chunk then costs one prescreen plus its streamed fields.
    */
-  private redactStreamed(tails: Map<string, StreamTail>, value: unknown, path: string, clean: boolean): unknown {
+  private redactStreamed(tails: Map<string, StreamTail>, value: unknown, path: string, clean: boolean, everyString = false): unknown {
     if (value === null || typeof value !== 'object') return value;
     // Keys, not entries: a token stream walks a few small objects per chunk, and entries cost an array per field.
     const array = Array.isArray(value);
@@ -754,8 +903,8 @@ export class Redactor {
     for (const key of keys) {
       const item = (value as Record<string | number, unknown>)[key];
       let next: unknown;
-      if (typeof item === 'string' && typeof key === 'string' && STREAMED_KEYS.has(key)) next = this.redactPiece(tails, `${path}/${key}`, item);
-      else if (typeof item === 'object' && item !== null) next = this.redactStreamed(tails, item, `${path}/${key}`, clean);
+      if (typeof item === 'string' && (everyString ? !this.isSecretKey(String(key)) : typeof key === 'string' && STREAMED_KEYS.has(key))) next = this.redactPiece(tails, `${path}/${key}`, item);
+      else if (typeof item === 'object' && item !== null) next = this.redactStreamed(tails, item, `${path}/${key}`, clean, everyString);
       else if (clean) continue;
       else next = this.redactValue(item, typeof key === 'string' && this.isSecretKey(key));
       if (next !== item) {
@@ -773,6 +922,8 @@ export class Redactor {
       if (tails.size >= 64) tails.delete(tails.keys().next().value as string);
       state = { text: '', edge: '', hinted: false };
       tails.set(field, state);
+      // The stream was forgotten, so this piece may go on with a credential the forgotten tail began.
+      if (this.resumed.has(tails)) piece = resumeConservatively(piece);
     }
     const tail = state.text;
     const combined = tail + piece;
@@ -826,9 +977,37 @@ export class Redactor {
   }
 
   private endStream(record: Mutable): void {
-    if (this.streams.size === 0) return;
-    this.streams.delete(`${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`);
+    if (this.streams.size === 0 && this.forgotten.size === 0) return;
+    const key = `${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`;
+    this.streams.delete(key);
+    this.forgotten.delete(key);
   }
+}
+
+/** The default rules, for text redacted before it is cut (preview): compiled once, on first use. */
+let defaults: Redactor | undefined;
+/** `text` with what the default rules hide replaced by "[redacted]" (the log's own rules run again on the record). */
+export function redactDefaults(text: string): string {
+  defaults ??= new Redactor();
+  return defaults.redactText(text);
+}
+
+/** A piece that may begin with the rest of a credential: its first word hidden (up to white space or a quote). */
+function resumeConservatively(piece: string): string {
+  return piece.replace(/^[^\s"']+/, REDACTED);
+}
+
+/**
+ * The field of a record cut short (`truncated`, `bodyTruncated`) when its end may be the head of a credential
+ * that went on past the cut (danglingSecretAt), else undefined.
+ */
+function cutFieldOf(record: Mutable): string | undefined {
+  let key: string | undefined;
+  if (record.bodyTruncated === true && record.bodyEncoding !== 'base64') key = 'body';
+  else if (record.truncated === true) key = ['raw', 'text', 'content', 'data'].find((k) => typeof record[k] === 'string');
+  if (key === undefined || (key === 'raw' && record.rawEncoding === 'base64')) return undefined;
+  const value = record[key];
+  return typeof value === 'string' && danglingSecretAt(value) !== -1 ? key : undefined;
 }
 
 function anyHinted(tails: Map<string, StreamTail>): boolean {

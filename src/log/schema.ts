@@ -354,6 +354,8 @@ export interface SseRecord extends RecordBase {
   id?: string;
   retry?: number;
   data?: string;
+  /** True when `data` holds only the head of the event's data (over `--max-body`). */
+  truncated?: boolean;
   comment?: string;
 }
 

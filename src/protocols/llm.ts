@@ -5,6 +5,7 @@
  */
 import type { LlmRequestRecord, LlmToolCall, LlmToolResult, LlmUsage } from '../log/schema.js';
 import { asObject } from './mcp.js';
+import { shorten } from '../log/redact.js';
 
 /** What one request to the model asks for: the summary fields of an llm-request record. */
 export type LlmRequestSummary = Pick<LlmRequestRecord, 'model' | 'stream' | 'messageCount' | 'tools' | 'toolResults' | 'historyToolCalls' | 'prompt'>;
@@ -166,7 +167,7 @@ export function summarizeMessages(body: Record<string, unknown>, defaultStream: 
   if (history.length) summary.historyToolCalls = history;
   if (typeof body.prompt === 'string') prompt = body.prompt;
   else if (typeof body.input === 'string') prompt = body.input;
-  if (prompt !== undefined) summary.prompt = prompt.length > 200 ? `${prompt.slice(0, 199)}…` : prompt;
+  if (prompt !== undefined) summary.prompt = shorten(prompt, 200);
   return summary;
 }
 

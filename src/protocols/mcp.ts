@@ -2,6 +2,7 @@
  * What MCP messages mean: handshake fields, capabilities, tool lists and results, error codes. Pure helpers that
  * read already-parsed JSON; they never throw on odd shapes (a field of the wrong type is simply not reported).
  */
+import { cutClean, redactDefaults } from '../log/redact.js';
 
 /** Peer identity from `clientInfo` / `serverInfo`. */
 export interface PeerInfo {
@@ -156,11 +157,16 @@ export const KNOWN_METHODS = new Set([
   'notifications/tasks/status',
 ]);
 
-/** Shorten text to `max` characters for a one-line preview. */
+/**
+ * Shorten text to `max` characters for a one-line preview. Redacted before the last cut, and no cut keeps the
+ * head of a key (cutClean): the log's own redaction could not recognise half of one.
+ */
 export function preview(text: string, max = 80): string {
+  // Nothing is cut from a short text, and the log redacts the whole record.
+  if (text.length <= max) return text.replace(/\s+/g, ' ').trim();
   // Cut before folding white space: frames can be megabytes and only the head is shown.
-  const oneLine = text.slice(0, max * 4).replace(/\s+/g, ' ').trim();
-  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+  const oneLine = redactDefaults(cutClean(text, max * 4)).replace(/\s+/g, ' ').trim();
+  return oneLine.length > max ? `${cutClean(oneLine, max - 1)}…` : oneLine;
 }
 
 /**
@@ -177,7 +183,9 @@ export function previewJson(value: unknown, max = 80): string {
   };
   const walk = (v: unknown, depth: number): boolean => {
     if (v === null || typeof v !== 'object') {
-      const text = typeof v === 'string' ? JSON.stringify(v.length > max ? v.slice(0, max) : v) : v === undefined ? 'null' : JSON.stringify(v) ?? String(v);
+      // A long string is cut to the room left (and cleanly: cutClean), so the preview's own cut falls after it.
+      const room = Math.max(0, max - length - 2);
+      const text = typeof v === 'string' ? JSON.stringify(v.length > room ? `${cutClean(v, room)}…` : v) : v === undefined ? 'null' : JSON.stringify(v) ?? String(v);
       return emit(text);
     }
     if (depth > 20) return emit('…');

@@ -20,6 +20,7 @@ import {
   type LlmRequestSummary,
 } from './llm.js';
 import { asObject } from './mcp.js';
+import { shorten } from '../log/redact.js';
 
 /** Ollama endpoints whose replies are model turns (streamed unless `stream: false`). */
 export const OLLAMA_TURN_ENDPOINTS = new Set(['/api/chat', '/api/generate']);
@@ -73,7 +74,7 @@ export class OllamaReplyAssembler implements LlmReplyAssembler {
     const json = parseJson(text);
     const o = asObject(json);
     if (!o) {
-      const error = `a line that is not a JSON object: ${text.slice(0, 80)}`;
+      const error = `a line that is not a JSON object: ${shorten(text, 80)}`;
       this.error ??= error;
       return { content: false, chunk: true, error };
     }

@@ -22,6 +22,7 @@ import {
   type LlmRequestSummary,
 } from './llm.js';
 import { asObject } from './mcp.js';
+import { shorten } from '../log/redact.js';
 
 /** OpenAI-compatible endpoints whose replies are model turns. */
 export const OPENAI_TURN_ENDPOINTS = new Set(['/v1/chat/completions', '/v1/completions', '/v1/responses', '/chat/completions', '/completions', '/responses']);
@@ -75,7 +76,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
     const json = parseJson(text);
     const o = asObject(json);
     if (!o) {
-      const error = `an event whose data is not a JSON object: ${text.slice(0, 80)}`;
+      const error = `an event whose data is not a JSON object: ${shorten(text, 80)}`;
       if (event === 'error') this.error = text;
       return { content: false, chunk: true, error: event === 'error' ? text : error };
     }

@@ -468,6 +468,7 @@ export class HttpExchange {
       if (item.id !== undefined) sse.id = item.id;
       if (item.retry !== undefined) sse.retry = item.retry;
       if (item.data !== undefined) sse.data = item.data;
+      if (item.truncated) sse.truncated = true;
     }
     this.write(sse);
   }
