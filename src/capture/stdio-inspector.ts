@@ -17,6 +17,15 @@ import { teeSink } from '../export/tee-sink.js';
 import { MAX_STDERR_LINE, STREAM, STREAM_NAMES, type StdioInspection, type StdioInspectorConfig, type StdioInspectorHooks, type StdioStream } from './stdio-inspection.js';
 import { shorten } from '../log/redact.js';
 
+/**
+ * The exit of a copy of the server that a 2026-07-28 client started only to ask server/discover (the SDK v2
+ * client's version probe over stdio): it ends it as soon as it knows the revision, and that is no failure.
+ */
+function describeProbeExit(client: string, exit: RecordDraft): string {
+  const how = exit.kind === 'lifecycle' && exit.signal ? `ended it with ${exit.signal}` : 'closed it';
+  return `This copy of the server was a version probe: ${client} started it only to ask server/discover, and ${how} once it knew which revision the server speaks; its real session with the server is another log. Not a failure.`;
+}
+
 /** How many last lines of the server's stderr the exit record keeps. */
 const STDERR_TAIL_LINES = 20;
 
@@ -105,6 +114,8 @@ export class StdioInspector implements StdioInspection {
   }
 
   async close(exit: RecordDraft): Promise<void> {
+    const probe = exit.kind === 'lifecycle' && exit.event === 'exit' ? this.mcp.versionProbe() : undefined;
+    if (probe) exit = { ...exit, level: LEVEL.info, probe: true, msg: describeProbeExit(probe, exit) } as RecordDraft;
     this.record({ ...exit, stderrTail: [...this.stderrTail] } as RecordDraft);
     this.writer.flushSync();
     await this.writer.close();

@@ -93,10 +93,13 @@ export function checkRecords(records: readonly LogRecord[], options: { failOn?: 
       case 'request':
         s.requests++;
         requests.set(key(r.session, r.seq), r);
+        // Headers that disagree with the body: the server rejects the request (2026-07-28, -32020).
+        if (r.headerMismatch) find('invalid', r, r.msg);
         break;
       case 'response':
         if (r.requestSeq !== undefined) settled.add(key(r.session, r.requestSeq));
-        if (r.error) find('errors', r, r.msg);
+        // An error to server/discover is a 2025 server telling a probing client to fall back: not a failure.
+        if (r.error && !r.versionFallback) find('errors', r, r.msg);
         else if (r.isError === true) find('tool-errors', r, r.msg);
         break;
       case 'notification':
@@ -108,7 +111,8 @@ export function checkRecords(records: readonly LogRecord[], options: { failOn?: 
         break;
       case 'pending':
         settled.add(key(r.session, r.requestSeq));
-        find('unanswered', r, r.msg);
+        // A subscription (subscriptions/listen) is a stream that ends, not a call left unanswered.
+        if (!r.subscription) find('unanswered', r, r.msg);
         break;
       case 'llm-error':
         find('errors', r, r.msg);

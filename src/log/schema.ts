@@ -7,6 +7,8 @@
  * bump), and teach the reader to migrate the old shape.
  */
 import type { Channel, Direction, JsonRpcErrorObject, JsonRpcId } from '../types.js';
+import type { PeerInfo } from '../protocols/mcp.js';
+import type { HeaderMismatch } from '../protocols/mcp-headers.js';
 
 /** Version written as `v` on every record. */
 export const LOG_FORMAT_VERSION = 1;
@@ -89,6 +91,20 @@ export interface RequestRecord extends RecordBase, FrameFields {
   tool?: string;
   /** `params._meta.progressToken`, when the request asks for progress. */
   progressToken?: string | number;
+  /** 2026-07-28: the revision the request names in `_meta` (`io.modelcontextprotocol/protocolVersion`). */
+  protocolVersion?: string;
+  /** 2026-07-28: `_meta` clientInfo, on the first request of the session that carries this identity. */
+  client?: PeerInfo;
+  /** A retry of a multi-round-trip call: its round (2, 3, …); the first round's request has none. */
+  round?: number;
+  /** A retry of a multi-round-trip call: `seq` of the call's first request. */
+  firstSeq?: number;
+  /** HTTP, 2026-07-28: the mirrored headers that disagree with the body. */
+  headerMismatch?: HeaderMismatch[];
+  /** A `tasks/*` request: the task it is about (`params.taskId`). */
+  taskId?: string;
+  /** A `tasks/*` request: `seq` of the request that created the task, when seen. */
+  taskRequestSeq?: number;
 }
 
 /** JSON-RPC response or error response. */
@@ -108,6 +124,22 @@ export interface ResponseRecord extends RecordBase, FrameFields {
   error?: JsonRpcErrorObject;
   /** For `tools/call`: `result.isError` (a tool that failed without a JSON-RPC error). */
   isError?: boolean;
+  /** 2026-07-28: `result.resultType` (`complete`, `input_required`, or what the server sent). */
+  resultType?: string;
+  /** 2026-07-28: the server's identity (result `_meta` serverInfo), on the first response that carries it. */
+  server?: PeerInfo;
+  /** `server/discover`: the revisions the server speaks. */
+  supportedVersions?: string[];
+  /** A round of a multi-round-trip call: its round, from 1. */
+  round?: number;
+  /** A round of a multi-round-trip call: `seq` of the call's first request. */
+  firstSeq?: number;
+  /** A round of a multi-round-trip call: ms from the call's first request to this answer. */
+  callLatencyMs?: number;
+  /** `input_required`: the keys of the requests the server embedded (`inputRequests`). */
+  inputRequests?: string[];
+  /** An error answer to `server/discover`: the server speaks an earlier revision and the client falls back. */
+  versionFallback?: boolean;
 }
 
 /** JSON-RPC notification (`method`, no `id`). */
@@ -122,6 +154,8 @@ export interface NotificationRecord extends RecordBase, FrameFields {
   /** `seq` of the request it refers to. */
   requestSeq?: number;
   progressToken?: string | number;
+  /** 2026-07-28: the id of the `subscriptions/listen` whose stream delivered it. */
+  subscriptionId?: JsonRpcId;
 }
 
 /** A frame that is not JSON-RPC (stdout pollution, a broken line, a partial last line). */
@@ -158,6 +192,8 @@ export interface PendingRecord extends RecordBase {
   ageMs: number;
   /** True when its sender cancelled it (`notifications/cancelled`); MCP says no response is due then. */
   cancelled?: boolean;
+  /** A `subscriptions/listen` whose stream ended: a subscription, answered only if the server ends it. */
+  subscription?: boolean;
 }
 
 /** Start, exit and other moments in the life of a tap. */
@@ -182,6 +218,8 @@ export interface LifecycleRecord extends RecordBase {
   durationMs?: number;
   /** The last lines of the child's stderr, kept for the exit record. */
   stderrTail?: string[];
+  /** On an exit: this copy of the server only answered a client's server/discover version probe (2026-07-28). */
+  probe?: boolean;
 }
 
 /** Headers as logged: lower-case names, secret values replaced by "[redacted]". */

@@ -20,7 +20,11 @@ const ERROR_MEANINGS: Record<number, string> = {
   [-32603]: 'internal error inside the receiver',
   [-32000]: 'connection closed (raised locally by the MCP SDK)',
   [-32001]: 'request timed out (raised locally by the MCP SDK)',
-  [-32002]: 'resource not found',
+  [-32002]: 'resource not found (revisions before 2026-07-28; from then on -32602 with the uri in data)',
+  // 2026-07-28, as @modelcontextprotocol/core 2.4.0 defines them.
+  [-32020]: 'header mismatch: an Mcp-Method, Mcp-Name or MCP-Protocol-Version header is missing or disagrees with the body',
+  [-32021]: 'missing required client capability: the request needs a capability the client did not declare in its _meta',
+  [-32022]: 'unsupported protocol version: the server does not speak the revision this request names',
   [-32042]: 'URL elicitation required: the user must open a URL first',
 };
 
@@ -121,6 +125,63 @@ export function firstText(result: unknown): string | undefined {
   return undefined;
 }
 
+/** The `_meta` keys of MCP 2026-07-28 (`@modelcontextprotocol/core` 2.4.0 constants). */
+export const META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+} as const;
+
+/** What a 2026-07-28 request says about its sender in `params._meta`. */
+export interface RequestMeta {
+  protocolVersion?: string;
+  client?: PeerInfo;
+  capabilities?: Record<string, unknown>;
+}
+
+/** `params._meta` of a request read for the revision's envelope; undefined when it carries none of it. */
+export function requestMeta(meta: Record<string, unknown> | undefined): RequestMeta | undefined {
+  if (!meta) return undefined;
+  const version = asString(meta[META.protocolVersion]);
+  const client = peerInfo(meta[META.clientInfo]);
+  const capabilities = asObject(meta[META.clientCapabilities]);
+  if (version === undefined && client === undefined && capabilities === undefined) return undefined;
+  const out: RequestMeta = {};
+  if (version !== undefined) out.protocolVersion = version;
+  if (client !== undefined) out.client = client;
+  if (capabilities !== undefined) out.capabilities = capabilities;
+  return out;
+}
+
+/** The server's identity a 2026-07-28 result carries in its `_meta`. */
+export function resultServerInfo(result: Record<string, unknown> | undefined): PeerInfo | undefined {
+  return peerInfo(asObject(result?._meta)?.[META.serverInfo]);
+}
+
+/** One request a server embeds in an `input_required` result: its key, the method it stands for, what it asks. */
+export interface InputRequestSummary {
+  key: string;
+  method: string;
+  /** The elicitation's message, a sampling request's last text, … */
+  asks?: string;
+}
+
+/** The embedded requests of an `input_required` result (`inputRequests: {key: {method, params}}`). */
+export function inputRequestsOf(result: Record<string, unknown>): InputRequestSummary[] {
+  const requests = asObject(result.inputRequests);
+  if (!requests) return [];
+  return Object.keys(requests).map((key) => {
+    const request = asObject(requests[key]);
+    const params = asObject(request?.params);
+    const summary: InputRequestSummary = { key, method: asString(request?.method) ?? 'an unnamed request' };
+    const asks = asString(params?.message) ?? asString(params?.url);
+    if (asks !== undefined) summary.asks = asks;
+    return summary;
+  });
+}
+
 /** Methods this version of mcptap knows, by who sends them; anything else is logged as unknown, never rejected. */
 export const KNOWN_METHODS = new Set([
   'initialize',
@@ -143,7 +204,10 @@ export const KNOWN_METHODS = new Set([
   'tasks/result',
   'tasks/list',
   'tasks/cancel',
+  'tasks/update',
   'server/discover',
+  'subscriptions/listen',
+  'notifications/subscriptions/acknowledged',
   'notifications/initialized',
   'notifications/roots/list_changed',
   'notifications/message',

@@ -11,14 +11,18 @@ import {
   describePeer,
   errorMeaning,
   firstText,
+  inputRequestsOf,
   KNOWN_METHODS,
+  META,
+  requestMeta,
   listedNames,
   peerInfo,
   preview,
   previewJson,
   toolNames,
 } from '../protocols/mcp.js';
-import type { OpenRequest } from './correlator.js';
+import type { CallRound, OpenRequest } from './correlator.js';
+import type { HeaderMismatch } from '../protocols/mcp-headers.js';
 
 /** What the session has learnt from the handshake, for sentences that depend on it. */
 export interface HandshakeState {
@@ -53,9 +57,11 @@ export function describeRequest(dir: Direction, method: string, params: Record<s
   const p = params ?? {};
   switch (method) {
     case 'initialize': {
-      const client = describePeer(peerInfo(p.clientInfo), 'an unnamed client');
-      const caps = describeCapabilities(p.capabilities);
-      const version = asString(p.protocolVersion) ?? 'no version';
+      // A client that also speaks 2026-07-28 may send the new _meta beside (or instead of) the old fields.
+      const envelope = requestMeta(asObject(p._meta));
+      const client = describePeer(peerInfo(p.clientInfo) ?? envelope?.client, 'an unnamed client');
+      const caps = describeCapabilities(p.capabilities ?? envelope?.capabilities);
+      const version = asString(p.protocolVersion) ?? envelope?.protocolVersion ?? 'no version';
       return `Handshake: client ${client} offers protocol ${version}${caps.length ? ` with capabilities ${caps.join(', ')}` : ' with no capabilities'}.`;
     }
     case 'ping':
@@ -94,10 +100,20 @@ export function describeRequest(dir: Direction, method: string, params: Record<s
       return `Server asks the user for input: "${preview(asString(p.message) ?? '', 80)}".`;
     case 'roots/list':
       return 'Server asks the client for its roots (the folders it may work in).';
+    case 'server/discover':
+      return `${who(dir)} asks the ${other(dir)} which protocol revisions, capabilities and identity it has (server/discover, MCP 2026-07-28).`;
+    case 'subscriptions/listen':
+      return `Client opens a subscription (subscriptions/listen) for ${describeFilter(p.notifications)}; the server sends them on this stream until one side ends it.`;
     case 'tasks/get':
+      return `${who(dir)} asks for the status of task ${asString(p.taskId) ?? '?'} (tasks/get).`;
     case 'tasks/result':
+      return `${who(dir)} asks for the result of task ${asString(p.taskId) ?? '?'} (tasks/result).`;
     case 'tasks/cancel':
-      return `${who(dir)} sends ${method} for task ${asString(p.taskId) ?? '?'}.`;
+      return `${who(dir)} cancels task ${asString(p.taskId) ?? '?'} (tasks/cancel).`;
+    case 'tasks/update':
+      return `${who(dir)} updates task ${asString(p.taskId) ?? '?'} (tasks/update).`;
+    case 'tasks/list':
+      return `${who(dir)} asks which tasks the ${other(dir)} has (tasks/list).`;
     default:
       return KNOWN_METHODS.has(method)
         ? `${who(dir)} sends request ${method}.`
@@ -116,6 +132,15 @@ export function describeResult(
   const r = asObject(result) ?? {};
   const method = request.method;
   switch (method) {
+    case 'server/discover': {
+      const server = describePeer(peerInfo(asObject(r._meta)?.[META.serverInfo]) ?? peerInfo(r.serverInfo), 'an unnamed server');
+      const versions = Array.isArray(r.supportedVersions) ? r.supportedVersions.filter((v): v is string => typeof v === 'string') : [];
+      const caps = describeCapabilities(r.capabilities);
+      const instructions = asString(r.instructions);
+      return `Server ${server} speaks protocol ${versions.length ? versions.join(', ') : 'no version it names'}; capabilities ${caps.length ? caps.join(', ') : 'none'}${instructions ? `; instructions "${preview(instructions, 80)}"` : ''}${ms(latencyMs)}.`;
+    }
+    case 'subscriptions/listen':
+      return `Server ends the subscription subscriptions/listen${ms(latencyMs)}.`;
     case 'initialize': {
       const server = describePeer(peerInfo(r.serverInfo), 'an unnamed server');
       const version = asString(r.protocolVersion) ?? 'no version';
@@ -185,7 +210,89 @@ export function describeError(
   latencyMs: number | undefined,
 ): string {
   const to = request ? ` to ${request.method}${request.tool ? ` ${request.tool}` : ''}` : '';
-  return `Error ${error.code} (${errorMeaning(error.code)})${to}: "${preview(error.message, 120)}"${ms(latencyMs)}.`;
+  if (request?.method === 'server/discover') {
+    return `The server does not answer server/discover (error ${error.code}: "${preview(error.message, 120)}")${ms(latencyMs)}: it speaks a revision before 2026-07-28, so a client that probed with it falls back to initialize. Version negotiation, not a failure.`;
+  }
+  const data = asObject(error.data);
+  const base = `Error ${error.code} (${errorMeaning(error.code)})${to}: "${preview(error.message, 120)}"${ms(latencyMs)}.`;
+  if (error.code === -32022 && data) {
+    const supported = Array.isArray(data.supported) ? data.supported.filter((v): v is string => typeof v === 'string') : [];
+    const requested = asString(data.requested);
+    return `${base} The request named protocol ${requested ?? 'a revision'} the server does not speak; it offers ${supported.length ? supported.join(', ') : 'none it names'}.`;
+  }
+  if (error.code === -32602 && data && typeof data.uri === 'string' && Object.keys(data).length === 1) {
+    return `${base} The resource ${data.uri} does not exist (2026-07-28 says so with -32602).`;
+  }
+  if (error.code === -32021 && data) {
+    const missing = describeCapabilities(data.requiredCapabilities);
+    if (missing.length) return `${base} It needs the client to declare ${missing.join(', ')}.`;
+  }
+  return base;
+}
+
+/** What a 2026-07-28 subscription filter asks for. */
+function describeFilter(v: unknown): string {
+  const f = asObject(v);
+  if (!f) return 'no notifications it names';
+  const wants: string[] = [];
+  if (f.toolsListChanged === true) wants.push('tool list changes');
+  if (f.promptsListChanged === true) wants.push('prompt list changes');
+  if (f.resourcesListChanged === true) wants.push('resource list changes');
+  const uris = Array.isArray(f.resourceSubscriptions) ? f.resourceSubscriptions.filter((u): u is string => typeof u === 'string') : [];
+  if (uris.length) wants.push(`updates of ${listOf(uris, 3)}`);
+  return wants.length ? wants.join(', ') : 'no notifications it names';
+}
+
+/** An `input_required` result: what the server asks before it can finish, and the keys it asks under. */
+export function describeInputRequired(
+  request: Pick<OpenRequest, 'method' | 'tool'>,
+  result: Record<string, unknown>,
+  round: number,
+  latencyMs: number,
+): { msg: string; keys: string[] } {
+  const asks = inputRequestsOf(result);
+  const what = request.method === 'tools/call' ? `tool ${request.tool ?? '(unnamed)'}` : request.method;
+  const list = asks.map((a) => `${INPUT_KINDS[a.method] ?? a.method} ${a.key}${a.asks !== undefined ? ` \u2014 "${preview(a.asks, 80)}"` : ''}`);
+  const msg = `The server needs input before it can finish ${what} (round ${round}, ${formatMs(latencyMs)}): ${list.length ? list.join('; ') : 'nothing it names'}. The client is to get the answers and call again.`;
+  return { msg, keys: asks.map((a) => a.key) };
+}
+
+/** The kinds of input a server may ask for inside a result, in words. */
+const INPUT_KINDS: Record<string, string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling (an LLM completion)',
+  'roots/list': 'roots',
+};
+
+/** A retry carrying `inputResponses`: the next round of a call. */
+export function describeRetry(method: string, tool: string | undefined, params: Record<string, unknown>, call: CallRound | undefined): string {
+  const what = method === 'tools/call' ? `tool ${tool ?? '(no name)'}` : method;
+  const responses = asObject(params.inputResponses);
+  const answers = responses
+    ? Object.keys(responses).map((key) => {
+        const action = asString(asObject(responses[key])?.action);
+        return action ? `${key} (${action})` : key;
+      })
+    : [];
+  const round = call ? `round ${call.round}` : 'a later round of a call whose first round mcptap did not see';
+  return `Client calls ${what} again (${round}) with the answers to what the server asked${answers.length ? `: ${answers.join(', ')}` : ''}.`;
+}
+
+/** The last round of a multi-round-trip call. */
+export function describeRoundsDone(msg: string, round: number, callLatencyMs: number): string {
+  return `${msg.replace(/\.$/, '')}; round ${round} of one call that took ${formatMs(callLatencyMs)} from its first request.`;
+}
+
+/** Mirrored headers that disagree with the body. */
+export function describeHeaderMismatch(mismatches: HeaderMismatch[]): string {
+  const parts = mismatches.map((m) => `the ${m.header} header says ${JSON.stringify(m.value)} but the body ${m.body !== undefined ? `says ${JSON.stringify(m.body)}` : 'names none'}`);
+  return `Header mismatch: ${parts.join('; ')}. A 2026-07-28 server rejects this (-32020).`;
+}
+
+/** A `subscriptions/listen` whose stream ended without the server ending the subscription. */
+export function describeSubscriptionEnd(request: OpenRequest, ageMs: number, why: PendingWhy): string {
+  const end = why === 'exchange-ended' ? 'when its stream closed' : why === 'session-ended' ? 'when the session ended' : 'and mcptap stops tracking it';
+  return `The client\u2019s subscription (subscriptions/listen #${request.id}) was open for ${formatMs(ageMs)} and ended ${end}; a subscription gets a response only when the server ends it.`;
 }
 
 /** A notification; `related` is the request a progress or cancellation refers to, when seen. */
@@ -227,6 +334,8 @@ export function describeNotification(
       return 'Client says its roots changed.';
     case 'notifications/elicitation/complete':
       return 'Server says an elicitation finished.';
+    case 'notifications/subscriptions/acknowledged':
+      return `Server acknowledges the subscription${about}: it will send ${describeFilter(p.notifications)} on this stream.`;
     default:
       return KNOWN_METHODS.has(method)
         ? `${who(dir)} notifies ${method}.`
@@ -253,7 +362,7 @@ export function describeInvalid(dir: Direction, reason: string, head: string, pa
 }
 
 /** Why a request stopped being tracked unanswered: the session ended, it aged out or was pushed out, or its id was reused. */
-export type PendingWhy = 'session-ended' | 'evicted' | 'reused';
+export type PendingWhy = 'session-ended' | 'exchange-ended' | 'evicted' | 'reused';
 
 /** A request nobody answered. */
 export function describePending(request: OpenRequest, ageMs: number, why: PendingWhy): string {
@@ -265,6 +374,7 @@ export function describePending(request: OpenRequest, ageMs: number, why: Pendin
   if (request.cancelled) {
     return `The ${from} cancelled its request ${what} and, as MCP says, got no answer (${formatMs(ageMs)} after it was sent${why === 'evicted' ? '; mcptap stops tracking it' : ''}).`;
   }
+  if (why === 'exchange-ended') return `The ${from}\u2019s request ${what} was never answered in its HTTP exchange (waited ${formatMs(ageMs)} before the exchange ended).`;
   return why === 'session-ended'
     ? `The ${from}\u2019s request ${what} was never answered (waited ${formatMs(ageMs)} before the session ended).`
     : `The ${from}\u2019s request ${what} has waited ${formatMs(ageMs)} without an answer; mcptap stops tracking it to bound memory.`;

@@ -24,6 +24,20 @@ export interface OpenRequest {
   progressToken?: string | number;
   /** Set once the sender cancelled it (`notifications/cancelled`): MCP says no response is due after that. */
   cancelled?: boolean;
+  /** For a retry of a multi-round-trip call (2026-07-28 `inputResponses`): the logical call it continues. */
+  call?: CallRound;
+  /** For a request that may be answered `input_required` (tools/call, prompts/get, resources/read): its params. */
+  params?: Record<string, unknown>;
+}
+
+/** Where a round of a multi-round-trip call stands within its logical call. */
+export interface CallRound {
+  /** `seq` of the call's first request. */
+  firstSeq: number;
+  /** Monotonic ms of the call's first request. */
+  firstMono: number;
+  /** This request's round, from 1. */
+  round: number;
 }
 
 /** What a response resolves to. */
@@ -82,6 +96,23 @@ export class Correlator {
     if (!request) return undefined;
     this.forget(key, request);
     return { request, latencyMs: roundMs(mono - request.mono) };
+  }
+
+  /**
+   * An answer with `id: null` (a server that could not read the id, or an HTTP 400 before it looked) answers
+   * the one request of an HTTP exchange, if the exchange holds exactly one: the exchange itself pairs them.
+   */
+  respondSole(dir: Direction, mono: number): Answered | undefined {
+    if (this.open.size !== 1) return undefined;
+    const [key, request] = this.open.entries().next().value as [string, OpenRequest];
+    if (request.dir === dir) return undefined;
+    this.forget(key, request);
+    return { request, latencyMs: roundMs(mono - request.mono) };
+  }
+
+  /** The open request sent in `dir` with this id, left open (a subscription's acknowledgement names its listen). */
+  find(dir: Direction, id: JsonRpcId): OpenRequest | undefined {
+    return this.open.get(requestKey(dir, id));
   }
 
   /**

@@ -27,9 +27,10 @@ import {
 } from '../protocols/detect.js';
 import { McpSession } from './mcp-session.js';
 import { LlmTurn } from './llm-turn.js';
-import { roundMs } from './correlator.js';
+import { Correlator, roundMs } from './correlator.js';
 import { formatMs } from './annotate.js';
-import { preview } from '../protocols/mcp.js';
+import { peerInfo, preview } from '../protocols/mcp.js';
+import { mcpHeadersOf, type McpHeaders } from '../protocols/mcp-headers.js';
 
 /** Most response chunk boundaries kept per exchange for replay; later chunks are merged into the last. */
 export const MAX_CHUNK_MARKS = 10_000;
@@ -191,6 +192,13 @@ export class HttpExchange {
   private mcp: McpSessionEntry | undefined;
   /** For an initialize without a session id: the session to register under the id the response assigns. */
   private provisional = false;
+  /**
+   * Stateless traffic (no Mcp-Session-Id: MCP 2026-07-28, or a 2025 server without sessions): the client's
+   * request is paired with the answer this exchange carries, never by id across exchanges.
+   */
+  private pairing: Correlator | undefined;
+  /** The 2026-07-28 headers that mirror the request body, checked against it. */
+  private mirrored: McpHeaders | undefined;
   private llm: LlmTurn | undefined;
 
   private readonly reqBody: BodyCapture;
@@ -417,8 +425,11 @@ export class HttpExchange {
         this.mcp = this.observer.open('mcp-http');
         this.provisional = true;
       } else {
-        // A server without sessions (stateless): all its traffic is one session.
-        this.mcp = this.observer.findOrOpen('mcp-http', 'stateless');
+        // No session id ties these POSTs together: the session is the client's identity (2026-07-28 `_meta`
+        // clientInfo), and the exchange pairs each request with its answer (docs/log-format.md, "Sessions").
+        this.mcp = this.observer.findOrOpen('mcp-http', statelessKey(text));
+        this.pairing = new Correlator();
+        this.mirrored = mcpHeadersOf(this.head.headers);
       }
     }
   }
@@ -479,7 +490,8 @@ export class HttpExchange {
     if (truncated && tail) frame.tail = tail;
     const context: Record<string, unknown> = { exchange: this.id };
     if (sseId !== undefined) context.sseId = sseId;
-    this.mcp!.mcp.observe(frame, context);
+    if (this.pairing) this.mcp!.mcp.observe(frame, context, { exchange: this.pairing, ...(dir === 'c2s' && this.mirrored ? { headers: this.mirrored } : {}) });
+    else this.mcp!.mcp.observe(frame, context);
   }
 
   private finish(outcome: HttpOutcome, error: { name: string; code?: string; message: string } | undefined, time: number, mono: number): void {
@@ -496,6 +508,8 @@ export class HttpExchange {
       if (this.framing === 'body' && this.mcp && text && (isJsonRpcBody(text) || body.truncated)) {
         this.observeMcp('s2c', this.resBody.head(), body.bytes, body.truncated === true, time, mono, undefined, this.resBody.tail());
       }
+      // What the exchange's client asked and this exchange did not answer will never be answered.
+      if (this.pairing && this.mcp) this.mcp.mcp.endExchange(this.pairing, time, mono);
       if (this.llm) {
         if (this.status === undefined && outcome === 'upstream-unreachable') {
           // The model was never asked: the client got mcptap's 502.
@@ -576,6 +590,41 @@ export class HttpExchange {
         return '';
     }
   }
+}
+
+/**
+ * The stateless session a POST belongs to: its client's identity from the 2026-07-28 `_meta` clientInfo, found
+ * without parsing the whole body (a tools/call may carry megabytes of arguments); `stateless` without one.
+ */
+export function statelessKey(text: string): string {
+  const at = text.indexOf('"io.modelcontextprotocol/clientInfo"');
+  const start = at < 0 ? -1 : text.indexOf('{', at);
+  const end = start < 0 ? -1 : objectEnd(text, start, 4096);
+  if (end < 0) return 'stateless';
+  try {
+    const info = peerInfo(JSON.parse(text.slice(start, end)));
+    if (info?.name !== undefined) return `client:${info.name}\u0000${info.version ?? ''}`;
+  } catch {
+    // not JSON after all: no identity
+  }
+  return 'stateless';
+}
+
+/** Index just past the JSON object that opens at `start`, within `max` characters; -1 when it does not close. */
+function objectEnd(text: string, start: number, max: number): number {
+  let depth = 0;
+  let inString = false;
+  const stop = Math.min(text.length, start + max);
+  for (let i = start; i < stop; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b) depth++;
+    else if (c === 0x7d && --depth === 0) return i + 1;
+  }
+  return -1;
 }
 
 function firstValue(value: string | string[] | undefined): string | undefined {

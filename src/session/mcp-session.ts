@@ -9,12 +9,20 @@ import { isUtf8 } from 'node:buffer';
 import type { Direction, Frame, JsonRpcId, Message } from '../types.js';
 import { decodeJsonRpc, peekIdAndMethod } from '../protocols/jsonrpc.js';
 import { withoutCutCharacter } from '../framing/lines.js';
-import { asObject, asString, describePeer, peerInfo } from '../protocols/mcp.js';
+import { asObject, asString, describePeer, META, peerInfo, requestMeta, resultServerInfo, type PeerInfo, type RequestMeta } from '../protocols/mcp.js';
 import { LEVEL, RAW_PARSED, type FrameFields, type RecordDraft, type RecordSink } from '../log/schema.js';
-import { Correlator, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_AGE_MS, roundMs, type OpenRequest } from './correlator.js';
+import { Correlator, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_AGE_MS, roundMs, type Answered, type OpenRequest } from './correlator.js';
+import { CallRounds, isRetry, roundKey, ROUND_METHODS } from './rounds.js';
+import { TaskOrigins } from './tasks.js';
+import { headerMismatches, type McpHeaders } from '../protocols/mcp-headers.js';
 import {
   describeError,
+  describeHeaderMismatch,
+  describeInputRequired,
   describeInvalid,
+  describeRetry,
+  describeRoundsDone,
+  describeSubscriptionEnd,
   describeNotification,
   describePending,
   describeRequest,
@@ -36,10 +44,34 @@ export interface McpSessionOptions {
 /** Extra fields a transport adds to every frame record (an HTTP exchange id, SSE event fields, …). */
 export type FrameContext = Partial<Pick<FrameFields, 'exchange'>> & Record<string, unknown>;
 
+/** How a transport carried a frame, where it matters for reading it. */
+export interface ObserveVia {
+  /**
+   * The pairing of one stateless HTTP exchange: a client's request is answered in the exchange that carried it,
+   * so its ids are matched there alone (ids may repeat across exchanges, and concurrently).
+   */
+  exchange?: Correlator;
+  /** The HTTP headers of a 2026-07-28 POST that mirror its body (Mcp-Method, Mcp-Name, MCP-Protocol-Version). */
+  headers?: McpHeaders;
+}
+
 export class McpSession {
   private readonly sink: RecordSink;
   private readonly stdio: boolean;
   private readonly correlator: Correlator;
+  /** The exchange's pairing while a frame of a stateless HTTP exchange is observed. */
+  private exchange: Correlator | undefined;
+  /** The mirrored headers of the POST whose body is being observed. */
+  private headers: McpHeaders | undefined;
+  private readonly rounds = new CallRounds();
+  private readonly tasks = new TaskOrigins();
+  /** Identities already written on a record of this session, so each is said once. */
+  private clientSaid: string | undefined;
+  /** The client's identity as last said, and how many of its requests were server/discover (probe detection). */
+  private client: PeerInfo | undefined;
+  private clientRequests = 0;
+  private discoverRequests = 0;
+  private serverSaid: string | undefined;
   readonly handshake: HandshakeState = {};
 
   constructor(options: McpSessionOptions) {
@@ -49,7 +81,26 @@ export class McpSession {
   }
 
   /** Decode one frame and write its record(s). Never throws on any bytes. */
-  observe(frame: Frame, context?: FrameContext): void {
+  observe(frame: Frame, context?: FrameContext, via?: ObserveVia): void {
+    this.exchange = via?.exchange;
+    this.headers = via?.headers;
+    try {
+      this.observeFrame(frame, context);
+    } finally {
+      this.exchange = undefined;
+      this.headers = undefined;
+    }
+  }
+
+  /**
+   * A stateless HTTP exchange ended: what its client asked and never got answered in it is pending (an open
+   * `subscriptions/listen` is a subscription that ended with its stream).
+   */
+  endExchange(exchange: Correlator, time: number, mono: number): void {
+    for (const request of exchange.drain()) this.writePending(request, time, mono, 'exchange-ended');
+  }
+
+  private observeFrame(frame: Frame, context?: FrameContext): void {
     // A head cut by the cap may end inside a character: leave that character out rather than call it binary.
     const kept = frame.truncated ? withoutCutCharacter(frame.bytes) : frame.bytes;
     const utf8 = isUtf8(kept);
@@ -95,6 +146,27 @@ export class McpSession {
     for (const request of this.correlator.drain()) this.writePending(request, time, mono, 'session-ended');
   }
 
+  /** The pairing a request sent in `dir` is kept in: a client's request in its exchange, when there is one. */
+  private pairing(requestDir: Direction): Correlator {
+    return requestDir === 'c2s' && this.exchange ? this.exchange : this.correlator;
+  }
+
+  /** The request a response travelling in `dir` answers; an `id: null` answers an exchange's only request. */
+  private answer(dir: Direction, id: JsonRpcId | null, mono: number): Answered | undefined {
+    const pairing = this.pairing(dir === 's2c' ? 'c2s' : 's2c');
+    if (id === null) return pairing === this.exchange ? pairing.respondSole(dir, mono) : undefined;
+    return pairing.respond(dir, id, mono);
+  }
+
+  /**
+   * When every request the client sent was server/discover, this connection was a version probe (the SDK v2
+   * client probes a stdio server on a short-lived copy of it): who probed. Undefined otherwise.
+   */
+  versionProbe(): string | undefined {
+    if (this.clientRequests === 0 || this.discoverRequests !== this.clientRequests) return undefined;
+    return describePeer(this.client, 'a 2026-07-28 client');
+  }
+
   /** Number of requests waiting for an answer. */
   get openRequests(): number {
     return this.correlator.size;
@@ -109,47 +181,72 @@ export class McpSession {
     const dir = frame.dir;
     switch (message.type) {
       case 'request': {
-        const tool = message.method === 'tools/call' ? asString(message.params?.name) : undefined;
-        const progressToken = progressTokenOf(message.params);
-        if (message.method === 'initialize') this.rememberOffer(message.params);
+        const params = message.params;
+        const tool = message.method === 'tools/call' ? asString(params?.name) : undefined;
+        const meta = asObject(params?._meta);
+        const progressToken = tokenOf(meta?.progressToken);
+        if (message.method === 'initialize') this.rememberOffer(params);
         const draft: RecordDraft = withFrame(base, {
           kind: 'request',
           dir,
           id: message.id,
           method: message.method,
-          msg: describeRequest(dir, message.method, message.params),
+          msg: describeRequest(dir, message.method, params),
         });
         if (tool !== undefined) draft.tool = tool;
         if (progressToken !== undefined) draft.progressToken = progressToken;
-        this.openRequest({ dir, id: message.id, method: message.method, mono: frame.mono, tool, progressToken }, draft, frame);
+        const open: NewRequest = { dir, id: message.id, method: message.method, mono: frame.mono, tool, progressToken };
+        if (dir === 'c2s') {
+          this.clientRequests++;
+          if (message.method === 'server/discover') this.discoverRequests++;
+        }
+        if (meta) this.readEnvelope(draft, requestMeta(meta));
+        if (ROUND_METHODS.has(message.method) && params) {
+          open.params = params;
+          if (isRetry(params)) this.continueCall(draft, open, params);
+        }
+        if (this.headers) this.checkHeaders(draft, message.method, params, meta);
+        if (message.method.startsWith('tasks/')) this.linkTask(draft, params);
+        this.openRequest(open, draft, frame);
         return;
       }
       case 'response': {
-        const answered = this.correlator.respond(dir, message.id, frame.mono);
+        const answered = this.answer(dir, message.id, frame.mono);
         const request = answered?.request;
         if (request?.method === 'initialize') this.rememberAnswer(message.result);
+        const result = asObject(message.result);
         const draft: RecordDraft = withFrame(base, {
           kind: 'response',
           dir,
           id: message.id,
           msg: describeResult(request, message.result, answered?.latencyMs, this.handshake),
         });
+        const resultType = asString(result?.resultType);
+        if (resultType !== undefined) draft.resultType = resultType;
         if (request) {
           draft.method = request.method;
           draft.requestSeq = request.seq;
           draft.latencyMs = answered.latencyMs;
           if (request.tool !== undefined) draft.tool = request.tool;
           if (request.method === 'tools/call') {
-            const isError = asObject(message.result)?.isError === true;
+            const isError = result?.isError === true;
             draft.isError = isError;
             if (isError) draft.level = LEVEL.warn;
           }
+          if (resultType === 'input_required') this.awaitInput(draft, request, result!, answered.latencyMs, frame.mono);
+          else if (request.call) this.finishCall(draft, request, answered.latencyMs, frame.mono);
+          const task = asString(asObject(result?.task)?.taskId);
+          if (task !== undefined && !request.method.startsWith('tasks/')) this.tasks.created(task, request);
+          if (request.method === 'server/discover' && Array.isArray(result?.supportedVersions)) {
+            draft.supportedVersions = result.supportedVersions.filter((v): v is string => typeof v === 'string');
+          }
         }
+        if (result?._meta !== undefined) this.readServer(draft, resultServerInfo(result));
         this.sink.write(draft);
         return;
       }
       case 'error': {
-        const answered = this.correlator.respond(dir, message.id, frame.mono);
+        const answered = this.answer(dir, message.id, frame.mono);
         const request = answered?.request;
         const draft: RecordDraft = withFrame(base, {
           kind: 'response',
@@ -164,6 +261,13 @@ export class McpSession {
           draft.requestSeq = request.seq;
           draft.latencyMs = answered.latencyMs;
           if (request.tool !== undefined) draft.tool = request.tool;
+          // A server that cannot answer server/discover speaks an earlier revision: the client falls back to
+          // initialize. That is version negotiation working, not a failure.
+          if (request.method === 'server/discover' && dir === 's2c') {
+            draft.versionFallback = true;
+            draft.level = LEVEL.info;
+          }
+          if (request.call) this.finishCall(draft, request, answered.latencyMs, frame.mono);
         }
         this.sink.write(draft);
         return;
@@ -177,6 +281,7 @@ export class McpSession {
           msg: describeNotification(dir, message.method, message.params, related),
         });
         const token = message.method === 'notifications/progress' ? tokenOf(message.params?.progressToken) : undefined;
+        if (related?.method === 'subscriptions/listen') draft.subscriptionId = related.id;
         if (token !== undefined) draft.progressToken = token;
         if (related) {
           draft.relatedId = related.id;
@@ -205,7 +310,7 @@ export class McpSession {
     } else if (method !== undefined) {
       this.sink.write(withFrame(base, { kind: 'notification', dir, method, msg: `${who(dir)} notifies ${method}${note}.` }));
     } else if (id !== undefined || response) {
-      const answered = id === undefined ? undefined : this.correlator.respond(dir, id, frame.mono);
+      const answered = id === undefined ? undefined : this.answer(dir, id, frame.mono);
       const request = answered?.request;
       const about = request ? `${request.method}${request.tool !== undefined ? ` ${request.tool}` : ''}` : 'a request mcptap did not see';
       const draft: RecordDraft = withFrame(base, {
@@ -237,16 +342,14 @@ export class McpSession {
     }
   }
 
-  private openRequest(
-    request: Omit<OpenRequest, 'seq' | 'tool' | 'progressToken'> & { tool?: string | undefined; progressToken?: string | number | undefined },
-    draft: RecordDraft,
-    frame: Frame,
-  ): void {
+  private openRequest(request: NewRequest, draft: RecordDraft, frame: Frame): void {
     const seq = this.sink.write(draft);
     const open: OpenRequest = { dir: request.dir, id: request.id, method: request.method, mono: request.mono, seq };
     if (request.tool !== undefined) open.tool = request.tool;
     if (request.progressToken !== undefined) open.progressToken = request.progressToken;
-    for (const pushedOut of this.correlator.request(open)) {
+    if (request.params !== undefined) open.params = request.params;
+    if (request.call !== undefined) open.call = request.call;
+    for (const pushedOut of this.pairing(open.dir).request(open)) {
       // Same direction and id (typed): the sender reused an id still in flight, a protocol bug worth naming.
       const reused = pushedOut.dir === open.dir && pushedOut.id === open.id;
       this.writePending(pushedOut, frame.time, frame.mono, reused ? 'reused' : 'evicted');
@@ -256,11 +359,17 @@ export class McpSession {
   private relatedRequest(dir: Direction, method: string, params: Record<string, unknown> | undefined): OpenRequest | undefined {
     if (method === 'notifications/progress') {
       const token = tokenOf(params?.progressToken);
-      return token === undefined ? undefined : this.correlator.progress(token, dir);
+      return token === undefined ? undefined : this.pairing(dir === 's2c' ? 'c2s' : 's2c').progress(token, dir);
     }
     if (method === 'notifications/cancelled') {
       const id = params?.requestId;
-      return typeof id === 'string' || typeof id === 'number' ? this.correlator.cancelled(dir, id) : undefined;
+      return typeof id === 'string' || typeof id === 'number' ? this.pairing(dir).cancelled(dir, id) : undefined;
+    }
+    // A notification delivered on a subscriptions/listen stream names the listen request (2026-07-28).
+    const subscription = asObject(params?._meta)?.[META.subscriptionId];
+    if (dir === 's2c' && (typeof subscription === 'string' || typeof subscription === 'number')) {
+      const listen = this.pairing('c2s').find('c2s', subscription);
+      return listen?.method === 'subscriptions/listen' ? listen : undefined;
     }
     return undefined;
   }
@@ -288,6 +397,21 @@ export class McpSession {
 
   private writePending(request: OpenRequest, time: number, mono: number, why: PendingWhy): void {
     const ageMs = roundMs(mono - request.mono);
+    if (request.method === 'subscriptions/listen' && why !== 'reused') {
+      // A subscription is a stream, not a call: it is answered only if the server ends it.
+      this.sink.write({
+        time,
+        kind: 'pending',
+        dir: request.dir,
+        id: request.id,
+        method: request.method,
+        requestSeq: request.seq,
+        ageMs,
+        subscription: true,
+        msg: describeSubscriptionEnd(request, ageMs, why),
+      });
+      return;
+    }
     const draft: RecordDraft = {
       time,
       kind: 'pending',
@@ -306,9 +430,84 @@ export class McpSession {
   }
 
   private rememberOffer(params: Record<string, unknown> | undefined): void {
-    const version = asString(params?.protocolVersion);
+    const envelope = requestMeta(asObject(params?._meta));
+    const version = asString(params?.protocolVersion) ?? envelope?.protocolVersion;
     if (version !== undefined) this.handshake.offeredVersion = version;
-    this.handshake.client = describePeer(peerInfo(params?.clientInfo), 'an unnamed client');
+    this.handshake.client = describePeer(peerInfo(params?.clientInfo) ?? envelope?.client, 'an unnamed client');
+  }
+
+  /** A 2026-07-28 request's `_meta`: its revision on the record, and the client's identity once per session. */
+  private readEnvelope(draft: RequestDraft, envelope: RequestMeta | undefined): void {
+    if (!envelope) return;
+    if (envelope.protocolVersion !== undefined) draft.protocolVersion = envelope.protocolVersion;
+    const client = envelope.client;
+    if (client === undefined) return;
+    this.client = client;
+    const key = `${client.name ?? ''}\u0000${client.version ?? ''}`;
+    if (key === this.clientSaid) return;
+    this.clientSaid = key;
+    draft.client = client;
+  }
+
+  /** The server's identity, once per session (every 2026-07-28 result may carry it). */
+  private readServer(draft: ResponseDraft, server: PeerInfo | undefined): void {
+    if (server === undefined) return;
+    const key = `${server.name ?? ''}\u0000${server.version ?? ''}`;
+    if (key === this.serverSaid) return;
+    this.serverSaid = key;
+    draft.server = server;
+  }
+
+  /** A retry carrying `inputResponses`: the next round of the call it continues, when mcptap saw that call. */
+  private continueCall(draft: RequestDraft, open: NewRequest, params: Record<string, unknown>): void {
+    const call = this.rounds.resume(roundKey(open.method, params, params.requestState));
+    if (call) {
+      open.call = call;
+      draft.round = call.round;
+      draft.firstSeq = call.firstSeq;
+    }
+    draft.msg = describeRetry(open.method, open.tool, params, call);
+  }
+
+  /** A round answered `input_required`: remember the call for its retry, and say what the server asks. */
+  private awaitInput(draft: ResponseDraft, request: OpenRequest, result: Record<string, unknown>, latencyMs: number, mono: number): void {
+    const call = request.call ?? { firstSeq: request.seq, firstMono: request.mono, round: 1 };
+    this.rounds.awaitInput(roundKey(request.method, request.params, result.requestState), call);
+    draft.round = call.round;
+    draft.firstSeq = call.firstSeq;
+    draft.callLatencyMs = roundMs(mono - call.firstMono);
+    const asked = describeInputRequired(request, result, call.round, latencyMs);
+    draft.inputRequests = asked.keys;
+    draft.msg = asked.msg;
+  }
+
+  /** The last round of a multi-round-trip call: the call's own latency runs from its first request. */
+  private finishCall(draft: ResponseDraft, request: OpenRequest, latencyMs: number, mono: number): void {
+    const call = request.call!;
+    draft.round = call.round;
+    draft.firstSeq = call.firstSeq;
+    draft.callLatencyMs = roundMs(mono - call.firstMono);
+    draft.msg = describeRoundsDone(draft.msg, call.round, draft.callLatencyMs);
+  }
+
+  /** A tasks/* request names its task: link it to the request that created the task, when seen. */
+  private linkTask(draft: RequestDraft, params: Record<string, unknown> | undefined): void {
+    const taskId = asString(params?.taskId);
+    if (taskId === undefined) return;
+    draft.taskId = taskId;
+    const origin = this.tasks.origin(taskId);
+    if (!origin) return;
+    draft.taskRequestSeq = origin.seq;
+    draft.msg = `${draft.msg.replace(/\.$/, '')}, created by ${origin.method}${origin.tool ? ` ${origin.tool}` : ''} #${origin.id}.`;
+  }
+
+  /** The Mcp-Method / Mcp-Name / MCP-Protocol-Version headers must say what the body says (2026-07-28). */
+  private checkHeaders(draft: RequestDraft, method: string, params: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined): void {
+    const mismatches = headerMismatches(this.headers!, method, params, meta);
+    if (mismatches.length === 0) return;
+    draft.headerMismatch = mismatches;
+    draft.level = LEVEL.warn;
+    draft.msg = `${draft.msg} ${describeHeaderMismatch(mismatches)}`;
   }
 
   private rememberAnswer(result: unknown): void {
@@ -333,7 +532,8 @@ function tokenOf(v: unknown): string | number | undefined {
   return typeof v === 'string' || typeof v === 'number' ? v : undefined;
 }
 
-/** `params._meta.progressToken` of a request. */
-function progressTokenOf(params: Record<string, unknown> | undefined): string | number | undefined {
-  return tokenOf(asObject(params?._meta)?.progressToken);
-}
+type RequestDraft = Extract<RecordDraft, { kind: 'request' }>;
+type ResponseDraft = Extract<RecordDraft, { kind: 'response' }>;
+
+/** A request about to be opened: an OpenRequest before its record has a `seq`. */
+type NewRequest = Omit<OpenRequest, 'seq' | 'tool' | 'progressToken'> & { tool?: string | undefined; progressToken?: string | number | undefined };

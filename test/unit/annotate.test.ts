@@ -33,7 +33,7 @@ describe('annotate: one plain sentence per record', () => {
     expect(describeRequest('s2c', 'elicitation/create', { message: 'Your name?' })).toBe('Server asks the user for input: "Your name?".');
     expect(describeRequest('s2c', 'roots/list', {})).toBe('Server asks the client for its roots (the folders it may work in).');
     expect(describeRequest('c2s', 'logging/setLevel', { level: 'debug' })).toBe('Client asks the server to send logs at level debug and above.');
-    expect(describeRequest('c2s', 'tasks/get', { taskId: 't1' })).toBe('Client sends tasks/get for task t1.');
+    expect(describeRequest('c2s', 'tasks/get', { taskId: 't1' })).toBe('Client asks for the status of task t1 (tasks/get).');
     expect(describeRequest('c2s', 'x/custom', {})).toBe('Client sends request x/custom (a method this version of mcptap does not know; relayed as is).');
   });
 
