@@ -21,7 +21,7 @@ import type { LogRecord } from '../../src/log/schema.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const FIXTURES = 'fixtures';
-const PROGRAMS = new Set(['fixtures/llm-upstream.mjs', 'fixtures/weather-server.mjs']);
+const PROGRAMS = new Set(['fixtures/llm-upstream.mjs', 'fixtures/weather-server.mjs', 'fixtures/v2/trip-server.mjs']);
 
 function walk(dir: string): string[] {
   return readdirSync(dir)
