@@ -25,6 +25,7 @@ import { tapWebSocket } from './ws.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { McptapError } from '../types.js';
 import { LEVEL } from '../log/schema.js';
+import { redactDefaults } from '../log/redact.js';
 import { checkHostHeader, isLoopbackHost, nonLoopbackWarning } from '../net-safety.js';
 import type { RecordObserver } from '../export/tee-sink.js';
 
@@ -104,10 +105,10 @@ export function parseTarget(target: string): URL {
   try {
     url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `http://${target}`);
   } catch {
-    throw new McptapError('BAD_TARGET', `--target must be a URL such as http://127.0.0.1:11435, not "${target}".`);
+    throw new McptapError('BAD_TARGET', `--target must be a URL such as http://127.0.0.1:11435, not "${redactDefaults(target)}".`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new McptapError('BAD_TARGET', `--target must be an http:// or https:// URL, not "${target}" (for WebSocket servers give the http:// URL; upgrades pass through).`);
+    throw new McptapError('BAD_TARGET', `--target must be an http:// or https:// URL, not "${redactDefaults(target)}" (for WebSocket servers give the http:// URL; upgrades pass through).`);
   }
   return url;
 }

@@ -9,6 +9,7 @@ import { startLiveSpanExporter, type LiveSpanExporter } from '../export/otlp-liv
 import { fail, type RegisterCommand } from './shared.js';
 import { McptapError } from '../types.js';
 import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING } from './log-options.js';
+import { redactDefaults } from '../log/redact.js';
 
 function httpOptions(y: Argv): Argv {
   return logSafetyOptions(y)
@@ -51,7 +52,7 @@ async function run(argv: Record<string, unknown>): Promise<void> {
     fail(error, error instanceof McptapError && error.code.startsWith('BAD_') ? 2 : 1);
   }
   live?.joinLogsIn(dirname(tap.logFile), tap.logFile);
-  process.stderr.write(`mcptap: listening on ${tap.url}, forwarding to ${tap.target}\nmcptap: logging to ${tap.logFile}\n`);
+  process.stderr.write(`mcptap: listening on ${tap.url}, forwarding to ${redactDefaults(tap.target)}\nmcptap: logging to ${tap.logFile}\n`);
   let stopping = false;
   const stop = (): void => {
     if (stopping) return;

@@ -14,14 +14,33 @@ import type { Attributes, HrTime, Link, SpanContext } from '@opentelemetry/api';
 import type { LogRecord } from '../log/schema.js';
 import { linkTrace, type LinkOptions } from '../trace/link.js';
 import { MCPTAP_VERSION } from '../version.js';
-import { buildSpans, type SpanData } from './otlp-spans.js';
+import { buildSpans, type SpanAttributeValue, type SpanData } from './otlp-spans.js';
+import { Redactor } from '../log/redact.js';
 
 /** OpenTelemetry's SpanKind and SpanStatusCode numbers (from @opentelemetry/api; written out to avoid loading it). */
 const KIND = { internal: 0, server: 1, client: 2 } as const;
 const STATUS = { unset: 0, ok: 1, error: 2 } as const;
 const SAMPLED = 1;
 
-/** Turn plain spans into the ReadableSpan objects OpenTelemetry's exporters and serializers take. */
+/** Span attributes leave mcptap (a collector, a file): the log's default rules apply to every text in them. */
+let redactor: Redactor | undefined;
+function redacted(text: string): string {
+  redactor ??= new Redactor();
+  return redactor.redactText(text);
+}
+function redactAttributes(attributes: Record<string, SpanAttributeValue>): Attributes {
+  let copy: Record<string, SpanAttributeValue> | undefined;
+  for (const [key, value] of Object.entries(attributes)) {
+    const next = typeof value === 'string' ? redacted(value) : Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? redacted(v) : v)) : value;
+    if (next !== value && (typeof next === 'string' || (next as unknown[]).some((v, i) => v !== (value as unknown[])[i]))) (copy ??= { ...attributes })[key] = next as SpanAttributeValue;
+  }
+  return (copy ?? attributes) as Attributes;
+}
+
+/**
+ * Turn plain spans into the ReadableSpan objects OpenTelemetry's exporters and serializers take (live and
+ * exported spans both pass here), with every text redacted.
+ */
 export function toReadableSpans(spans: readonly SpanData[]): ReadableSpan[] {
   const resources = new Map<string, Resource>();
   const resourceOf = (s: SpanData): Resource => {
@@ -31,7 +50,7 @@ export function toReadableSpans(spans: readonly SpanData[]): ReadableSpan[] {
       resource = resourceFromAttributes({
         'service.name': 'mcptap',
         'service.version': MCPTAP_VERSION,
-        'mcptap.label': s.resource.label,
+        'mcptap.label': redacted(s.resource.label),
         'mcptap.session': s.resource.session,
         'mcptap.channel': s.resource.channel,
       });
@@ -42,21 +61,21 @@ export function toReadableSpans(spans: readonly SpanData[]): ReadableSpan[] {
   const scope = { name: 'mcptap', version: MCPTAP_VERSION };
   return spans.map((s): ReadableSpan => {
     const context: SpanContext = { traceId: s.traceId, spanId: s.spanId, traceFlags: SAMPLED };
-    const links: Link[] = s.links.map((l) => ({ context: { traceId: l.traceId, spanId: l.spanId, traceFlags: SAMPLED }, attributes: l.attributes as Attributes }));
+    const links: Link[] = s.links.map((l) => ({ context: { traceId: l.traceId, spanId: l.spanId, traceFlags: SAMPLED }, attributes: redactAttributes(l.attributes) }));
     const startTime = hrTime(s.startTime);
     const endTime = hrTime(s.endTime);
     return {
-      name: s.name,
+      name: redacted(s.name),
       kind: KIND[s.kind],
       spanContext: () => context,
       ...(s.parentSpanId !== undefined ? { parentSpanContext: { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: SAMPLED } } : {}),
       startTime,
       endTime,
       duration: hrTime(s.endTime - s.startTime),
-      status: { code: STATUS[s.status.code], ...(s.status.message !== undefined ? { message: s.status.message } : {}) },
-      attributes: s.attributes as Attributes,
+      status: { code: STATUS[s.status.code], ...(s.status.message !== undefined ? { message: redacted(s.status.message) } : {}) },
+      attributes: redactAttributes(s.attributes),
       links,
-      events: s.events.map((e) => ({ name: e.name, time: hrTime(e.time), attributes: e.attributes as Attributes })),
+      events: s.events.map((e) => ({ name: e.name, time: hrTime(e.time), attributes: redactAttributes(e.attributes) })),
       ended: true,
       resource: resourceOf(s),
       instrumentationScope: scope,

@@ -80,7 +80,9 @@ const SECRET_KEYS_EXACT = new Set(['pass', 'pwd', 'auth']);
 const NOT_SECRET_KEYS = new Set(['progresstoken', 'pagetoken', 'nextpagetoken', 'nexttoken', 'cursortoken', 'maxtoken']);
 
 function normalizeKey(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]/g, '');
+  // `api%5Fkey` (URL-encoded) and `api\u005fkey` (JSON-escaped) are `api_key`.
+  const plain = name.includes('%') || name.includes('\\') ? name.replace(/%([0-9a-f]{2})|\\+u00([0-9a-f]{2})/gi, (_m, a?: string, b?: string) => String.fromCharCode(parseInt(a ?? b ?? '', 16))) : name;
+  return plain.toLowerCase().replace(/[^a-z0-9]/g, '');
 }
 
 /** True when a JSON key, environment variable or flag of this name holds a secret by the default rules. */
@@ -111,11 +113,13 @@ const VALUE_PATTERNS: readonly { re: RegExp; keep?: (match: string, ...groups: s
   // "Bearer <token>" keeps its scheme. A token is 20+ characters, or 8+ with a digit, so prose ("bearer tokens
   // are …") stays readable.
   {
-    re: /\b([Bb]earer|[Bb]asic)(\s+)(?!\[redacted\])(?:(?=[A-Za-z0-9._~+/=-]{0,200}\d)[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{20,})/g,
+    re: /\b([Bb]earer|BEARER|[Bb]asic|BASIC)(\s+)(?!\[redacted\])(?:(?=[A-Za-z0-9._~+/=-]{0,200}\d)[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{20,})/g,
     keep: (_m, scheme, space) => `${scheme}${space}${REDACTED}`,
   },
-  // Passwords in URLs: postgres://user:pw@host keeps the user and host.
-  { re: /\b([a-z][a-z0-9+.-]{1,20}:\/\/[^/\s:@"'\\]{1,100}:)(?!\[redacted\])[^@\s"'\\/]{1,200}@/g, keep: (_m, head) => `${head}${REDACTED}@` },
+  // Passwords in URLs: postgres://user:pw@host keeps the user and host; redis://:pw@host has no user; JSON
+  // may write the slashes escaped (https:\/\/), and a query string may carry a URL encoded (%3A%2F%2F).
+  { re: /\b([a-z][a-z0-9+.-]{1,20}:\\?\/\\?\/[^/\s:@"'\\]{0,100}:)(?!\[redacted\])[^@\s"'\\/]{1,200}@/g, keep: (_m, head) => `${head}${REDACTED}@` },
+  { re: /\b([a-z][a-z0-9+.-]{1,20}%3a%2f%2f[^/\s:@"'\\%&]{0,100}%3a)(?!\[redacted\])[^@\s"'\\/&]{1,200}?%40/gi, keep: (_m, head) => `${head}${REDACTED}%40` },
 ];
 
 /** The same credential shapes as a prefix that a stream may complete in its next chunk. */
@@ -204,7 +208,9 @@ export function danglingSecretAt(head: string): number {
 }
 
 /** Words that make the screen look closer (a secret key name followed by `:`, `=`, `,` or a flag's `--`). */
-const KEY_WORDS = String.raw`passw(?:or)?d|passphrase|secret|(?<!progress|page|next)token|api[-_ ]?key|authorization|cookie|private[-_]?key|access[-_]?key|credential`;
+/** What may join the words of a key name: `-`, `_` or a space, also URL-encoded (`%5F`) or JSON-escaped (`\u005f`). */
+const JOIN = String.raw`(?:[-_ ]|%5f|%2d|\\+u00(?:5f|2d))`;
+const KEY_WORDS = String.raw`passw(?:or)?d|passphrase|secret|(?<!progress|page|next)token|api${JOIN}?key|authorization|cookie|private${JOIN}?key|access${JOIN}?key|credential`;
 /** A flag or variable name that ends in a key word: `--api-key`, `-x-auth-token`. */
 const FLAG_SCREEN = String.raw`--?[\w-]{0,40}(?:${KEY_WORDS})`;
 /**
@@ -220,7 +226,9 @@ export const SCREEN_SOURCE = [
   String.raw`"(?:pass|pwd|auth)\\*"`,
   String.raw`(?<![A-Za-z0-9_-])(?:sk-|gsk_|gh[pousr]_|github_pat_|xox[abposre]-|AKIA|ASIA|AIza|[rs]k_live_|eyJ)`,
   String.raw`\b(?:bearer|basic)\s`,
-  String.raw`:\/\/[^/\s:@"'\\]{1,100}:[^@\s"'\\/]{1,200}@`,
+  String.raw`:\/\/[^/\s:@"'\\]{0,100}:[^@\s"'\\/]{1,200}@`,
+  String.raw`:\\+\/\\+\/[^/\s:@"'\\]{0,100}:[^@\s"'\\/]{1,200}@`,
+  String.raw`%3a%2f%2f[^/\s:@"'\\%]{0,100}%3a[^@\s"'\\/]{1,200}?%40`,
   // Secret header names appear as JSON keys in `headers`.
   String.raw`(?:x-api-key|api-key)\\*"`,
 ].join('|');
@@ -237,13 +245,13 @@ export const SCREEN_SOURCE = [
  */
 export const PRESCREEN_BUCKETS: readonly (readonly string[])[] = [
   ['ghp_', 'gho_', 'ghs_'],
-  ['pwd', 'k_live_', '://'],
+  ['pwd', 'k_live_', '://', '\\/\\', '%2f'],
   ['token', 'sk-', 'xox'],
   ['secret', 'cookie', 'credential'],
   ['pass', 'sk_', 'basic'],
   ['ghu_', 'ghr_', 'github_pat_'],
   ['key', 'akia', 'asia', 'aiza', 'bearer'],
-  ['auth', 'eyj'],
+  ['auth', 'eyj', 'u005f', 'u002d', '%5f', '%2d'],
 ];
 export const PRESCREEN_LITERAL_LIST: readonly string[] = PRESCREEN_BUCKETS.flat();
 /** PRESCREEN_LITERAL_LIST as regular-expression source. */
@@ -263,6 +271,7 @@ const PRESCREEN_GROUPS = [
   /a(?:uth|kia|sia|iza)/i,
   /gh[pousr]_|github_pat_|xox/i,
   /eyj|b(?:earer|asic)|:\/\//i,
+  /\\\/\\|%(?:2f|5f|2d)|u00(?:5f|2d)/i,
 ];
 
 /**
@@ -440,13 +449,13 @@ interface StreamTail {
 }
 
 /** `"key": "value"` (or a number/boolean value) in JSON-like text, including a string cut off at the end. */
-const JSON_PAIR = /"([^"\\\n]{1,100})"(\s*:\s*)("(?:[^"\\]|\\.)*(?:"|$)|-?\d[\d.eE+-]*|true|false)/g;
+const JSON_PAIR = /"((?:[^"\\\n]|\\u00[0-9a-fA-F]{2}){1,100})"(\s*:\s*)("(?:[^"\\]|\\.)*(?:"|$)|-?\d[\d.eE+-]*|true|false)/g;
 /** The same one level down: JSON text inside a JSON string, where quotes are escaped (`\"key\":\"value\"`). */
 const ESCAPED_JSON_PAIR = /\\"([^"\\\n]{1,100})\\"(\s*:\s*)(\\"(?:[^"\\]|\\\\)*(?:\\"|$)|-?\d[\d.eE+-]*|true|false)/g;
 /** `key=value`, `key: value` and `--key value` in free text (stderr lines, command lines, prose); built per Redactor. */
 function textPairRe(extraKeySource: string): RegExp {
   const words = `${KEY_WORDS}|pass|pwd|auth${extraKeySource ? `|${extraKeySource}` : ''}`;
-  return new RegExp(String.raw`(?<![\w-])(--?)?([\w.-]{0,40}(?:${words})[\w.-]{0,20})(\s*[=:]\s*|\s+)(?!\[redacted\])([^\s"',;&]+)`, 'gi');
+  return new RegExp(String.raw`(?<![\w-])(--?)?([\w.%-]{0,40}(?:${words})[\w.%-]{0,20})(\s*[=:]\s*|\s+)(?!\[redacted\])([^\s"',;&]+)`, 'gi');
 }
 
 /** Keys of streamed text whose pieces arrive split across chunks. */
