@@ -295,6 +295,8 @@ export interface LlmToolCall {
   /** The raw argument string, kept only when it is not valid JSON. */
   argumentsRaw?: string;
   index?: number;
+  /** In a streamed llm-response: ms from the request to the chunk that completed this call (when the model decided). */
+  completedMs?: number;
 }
 
 /** A tool result the agent sends back to the model inside a request. */

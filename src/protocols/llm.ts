@@ -26,6 +26,12 @@ export interface LlmChunkInfo {
    * connection does afterwards: clients stop reading there (openai 7.x), and an upstream may end a moment later.
    */
   done?: boolean;
+  /**
+   * How many of the reply's tool calls (in `result()` order) are complete once this chunk is read, when this
+   * chunk completed one: agents dispatch a tool on the chunk that completes its call, not at the end of the
+   * response. A dialect that does not say is taken to complete its calls at its terminator (`done`).
+   */
+  completedCalls?: number;
   /** False for frames that are not chunks of the reply (an SSE comment, a blank line). */
   chunk: boolean;
   /** The chunk's text as parsed, when it is a JSON object the reply is read from: the log reuses it (RAW_PARSED). */

@@ -102,6 +102,8 @@ export class OllamaReplyAssembler implements LlmReplyAssembler {
     if (Array.isArray(message?.tool_calls) && message.tool_calls.length > 0) {
       for (const call of message.tool_calls) if (this.toolCalls.length < MAX_REPLY_TOOL_CALLS) this.toolCalls.push(toolCallOf(call));
       info.content = true;
+      // Ollama sends each tool call whole.
+      info.completedCalls = this.toolCalls.length;
     }
     if (o.done === true) {
       info.done = true;

@@ -68,11 +68,13 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
   private usage: LlmUsage | undefined;
   private error: string | undefined;
   private chunkCount = 0;
+  /** Tool calls complete so far, in result() order (see LlmChunkInfo.completedCalls). */
+  private completed = 0;
 
   push(text: string, event?: string): LlmChunkInfo {
     if (text.trim() === '') return { content: false, chunk: false };
     this.chunkCount++;
-    if (text.trim() === '[DONE]') return { content: false, chunk: true, done: true };
+    if (text.trim() === '[DONE]') return this.complete({ content: false, chunk: true, done: true }, this.callCount());
     const json = parseJson(text);
     const o = asObject(json);
     if (!o) {
@@ -94,18 +96,24 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
     // Only the first choice is reassembled: agents ask for one (n = 1).
     const choice = asObject(choices.find((c) => (asObject(c)?.index ?? 0) === 0) ?? choices[0]);
     if (!choice) return info;
-    if (typeof choice.finish_reason === 'string') this.finishReason = choice.finish_reason;
     const delta = asObject(choice.delta);
     const message = asObject(choice.message);
     if (delta) {
       this.addText(delta, info);
       if (Array.isArray(delta.tool_calls)) {
+        const before = this.partial.size;
         for (const fragment of delta.tool_calls) this.addFragment(fragment);
         if (delta.tool_calls.length) info.content = true;
+        // A call is complete once the next one starts (or the choice finishes, below).
+        if (this.partial.size > before) this.complete(info, this.whole.length + this.partial.size - 1);
       }
     } else if (message) {
       this.addText(message, info);
       if (Array.isArray(message.tool_calls)) for (const call of message.tool_calls) if (this.whole.length < MAX_REPLY_TOOL_CALLS) this.whole.push(toolCallOf(call));
+    }
+    if (typeof choice.finish_reason === 'string') {
+      this.finishReason = choice.finish_reason;
+      this.complete(info, this.callCount());
     } else if (typeof choice.text === 'string' && choice.text) {
       // /v1/completions
       this.content = appendBounded(this.content, choice.text);
@@ -130,6 +138,19 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
     if (this.error !== undefined) reply.error = this.error;
     if (isAtCap(this.content) || isAtCap(this.thinking) || toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.partial.size >= MAX_REPLY_TOOL_CALLS) reply.truncated = true;
     return reply;
+  }
+
+  private callCount(): number {
+    return this.whole.length + this.partial.size;
+  }
+
+  /** Note that the first `count` tool calls are complete as of this chunk. */
+  private complete(info: LlmChunkInfo, count: number): LlmChunkInfo {
+    if (count > this.completed) {
+      this.completed = count;
+      info.completedCalls = count;
+    }
+    return info;
   }
 
   private addText(part: Record<string, unknown>, info: LlmChunkInfo): void {
@@ -185,6 +206,10 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
       case 'response.function_call_arguments.delta':
         info.content = true;
         break;
+      case 'response.output_item.done':
+        // The call's item is whole here; response.completed lists it (and the others) again at the end.
+        if (asObject(o.item)?.type === 'function_call') this.complete(info, this.completed + 1);
+        break;
       case 'response.completed':
       case 'response.incomplete':
       case 'response.failed': {
@@ -205,6 +230,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
             this.content = contentText(it.content);
           }
         }
+        this.complete(info, this.callCount());
         const err = errorText(response);
         if (o.type === 'response.failed' && err !== undefined) {
           this.error = err;

@@ -37,6 +37,8 @@ export class LlmTurn {
   private status = 0;
   private firstContentMono: number | undefined;
   private streamed = false;
+  /** When each tool call was complete, in ms since the request (LlmChunkInfo.completedCalls), in result() order. */
+  private readonly completedAt: number[] = [];
   /** The stream's terminator arrived (LlmChunkInfo.done): the reply is complete, whatever the socket does next. */
   private terminated = false;
   private errorLogged = false;
@@ -92,6 +94,8 @@ export class LlmTurn {
     const info = this.assembler.push(text, event);
     if (!info.chunk) return;
     if (info.done) this.terminated = true;
+    const completed = info.completedCalls ?? (info.done ? this.assembler.result().toolCalls.length : undefined);
+    if (completed !== undefined) while (this.completedAt.length < completed) this.completedAt.push(roundMs(mono - this.requestMono));
     if (info.content && this.firstContentMono === undefined) this.firstContentMono = mono;
     if (this.chunks) {
       const draft: LlmChunkDraft = {
@@ -133,6 +137,11 @@ export class LlmTurn {
     else {
       this.assembler.push(body ?? '');
       reply = { ...this.assembler.result(), chunkCount: 0 };
+    }
+    if (this.streamed) {
+      reply.toolCalls.forEach((call, i) => {
+        if (this.completedAt[i] !== undefined) call.completedMs = this.completedAt[i];
+      });
     }
     if (reply.error !== undefined && !this.errorLogged) this.writeError(reply.error, this.streamed ? 'in-stream' : 'before-stream', time);
     if (cut !== undefined) {

@@ -76,9 +76,9 @@ export interface TraceDiagnostic {
 
 /** Per-round timings in milliseconds; a field is absent when its two ends are not both in the logs. */
 export interface RoundTiming {
-  /** The model's decision: the LLM request that produced the tool call, from request to complete reply. */
+  /** The model's decision: from the LLM request to the chunk that completed the call (without one: the complete reply). */
   decisionMs?: number;
-  /** From the model's complete reply to the host sending `tools/call` (negative when the host acted on a chunk). */
+  /** From the model's decision (the chunk that completed the call) to the host sending `tools/call`; never negative. */
   dispatchMs?: number;
   /** The tool's execution as seen on the wire: `tools/call` request to its response. */
   toolMs?: number;
@@ -100,7 +100,7 @@ export interface RoundTripLlm {
   endpoint: string;
   model: string | null;
   toolCallId: string | null;
-  /** Milliseconds the model took to decide on the call (request → complete reply), as `timing.decisionMs`. */
+  /** Milliseconds the model took to decide on the call (request → the chunk that completed it), as `timing.decisionMs`. */
   decidedMs: number | null;
   /** True when the model wrote the call as text in its content rather than as a structured tool call. */
   viaText?: boolean;
@@ -132,7 +132,7 @@ export interface RoundTripMcp {
 /** One tool call, from the model's decision to its answer: the `tool-round-trip` trace line. */
 export interface ToolRoundTrip {
   type: 'tool-round-trip';
-  /** When the model's reply with the call completed (or, without a model call, when `tools/call` was sent). */
+  /** When the model decided on the call: the chunk that completed it, else its reply's end (without a model call: when `tools/call` was sent). */
   time: number;
   /** Number of the turn (see TraceTurn) it belongs to, or null when no model call asked for it. */
   turn: number | null;
@@ -223,6 +223,10 @@ export interface LinkOptions {
 interface ModelCall {
   call: LlmToolCall;
   exchange: LlmExchange;
+  /** When the model had decided: the chunk that completed the call (streams), else the end of the reply. */
+  decidedAt: number;
+  /** Request → decision, when the request is in the logs. */
+  decisionMs?: number;
   viaText: boolean;
   serverName?: string;
   canonical: string;
@@ -303,7 +307,8 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
   const fedBackIn = new Map<ModelCall, LlmExchange>();
   for (const m of modelCalls) {
     const mcp = ran.get(m);
-    const after = m.exchange.response!.time;
+    // A host that acts on the completing chunk may feed the result back before the reply's response has ended.
+    const after = m.decidedAt;
     const start = lowerBound(ordered, after, (x) => x.request!.time);
     const carries = (x: LlmExchange): boolean => x !== m.exchange && carriesResult(x, m, mcp?.resultText ?? null);
     // The conversation goes on through the same proxy and API; look elsewhere only when it did not.
@@ -360,10 +365,10 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
     const response = x.response!;
     const codes: DiagnosticCode[] = [];
     const timing: RoundTiming = {};
-    if (request) timing.decisionMs = response.durationMs;
+    if (m.decisionMs !== undefined) timing.decisionMs = m.decisionMs;
     const trip: ToolRoundTrip = {
       type: 'tool-round-trip',
-      time: response.time,
+      time: m.decidedAt,
       turn: x.turn ?? null,
       tool: m.call.name,
       arguments: m.call.arguments,
@@ -375,7 +380,7 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
         endpoint: response.endpoint,
         model: response.model ?? request?.model ?? null,
         toolCallId: m.call.id ?? null,
-        decidedMs: request ? response.durationMs : null,
+        decidedMs: m.decisionMs ?? null,
         ...(m.viaText ? { viaText: true } : {}),
         ...(m.serverName !== undefined ? { serverName: m.serverName } : {}),
       },
@@ -403,7 +408,8 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
     }
     if (mcp) {
       const sent = mcp.request.time;
-      timing.dispatchMs = sent - response.time;
+      // Wall clocks of two processes, to the millisecond: a host that dispatched at once may look a hair early.
+      timing.dispatchMs = Math.max(0, sent - m.decidedAt);
       if (mcp.response?.latencyMs !== undefined) timing.toolMs = mcp.response.latencyMs;
       if (trip.mcp?.arguments !== undefined) {
         codes.push('arguments-changed');
@@ -442,7 +448,7 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
       const back = carrier.request!;
       trip.fedBackIn = { session: back.session, exchange: back.exchange, time: back.time };
       const resultTime = mcp?.response?.time;
-      if (resultTime !== undefined) timing.feedBackMs = back.time - resultTime;
+      if (resultTime !== undefined) timing.feedBackMs = Math.max(0, back.time - resultTime);
       if (trip.result === null) {
         const carried = back.toolResults.find((r) => resultMatchesCall(r, m));
         if (carried) trip.result = preview(carried.content, PREVIEW_CHARS);
@@ -727,14 +733,24 @@ function collectModelCalls(exchanges: Map<string, LlmExchange>): ModelCall[] {
   const withReplies = [...exchanges.values()].filter((x) => x.response).sort((a, b) => a.response!.time - b.response!.time);
   for (const x of withReplies) {
     const response = x.response!;
-    for (const call of response.toolCalls) calls.push({ call, exchange: x, viaText: false, canonical: canonicalJson(call.arguments) });
+    const whole = x.request ? { decidedAt: response.time, decisionMs: response.durationMs } : { decidedAt: response.time };
+    for (const call of response.toolCalls) calls.push({ call, exchange: x, viaText: false, canonical: canonicalJson(call.arguments), ...decision(x, call) });
     if (response.toolCalls.length === 0 && response.content.includes('<use_mcp_tool>')) {
       for (const { server, call } of parseTextToolCalls(response.content)) {
-        calls.push({ call, exchange: x, viaText: true, canonical: canonicalJson(call.arguments), ...(server !== undefined ? { serverName: server } : {}) });
+        calls.push({ call, exchange: x, viaText: true, canonical: canonicalJson(call.arguments), ...whole, ...(server !== undefined ? { serverName: server } : {}) });
       }
     }
   }
-  return calls;
+  // In the order the model decided, which the linker's first-come matching follows.
+  return calls.sort((a, b) => a.decidedAt - b.decidedAt);
+}
+
+/** When the model decided on a call: at the chunk that completed it when the stream says, else at the reply's end. */
+function decision(x: LlmExchange, call: LlmToolCall): { decidedAt: number; decisionMs?: number } {
+  const response = x.response!;
+  if (!x.request) return { decidedAt: response.time };
+  if (call.completedMs === undefined || call.completedMs > response.durationMs) return { decidedAt: response.time, decisionMs: response.durationMs };
+  return { decidedAt: x.request.time + call.completedMs, decisionMs: call.completedMs };
 }
 
 function collectMcpCalls(records: readonly LogRecord[], sessions: Map<string, TraceSession>): McpCall[] {

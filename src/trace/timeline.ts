@@ -81,9 +81,11 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
     fedInto.set(key, [...(fedInto.get(key) ?? []), t.tool]);
   }
 
+  const requestTime = new Map<string, number>();
+  for (const r of records) if (r.kind === 'llm-request') requestTime.set(`${r.session}\u0000${r.exchange}`, r.time);
   const steps: TimelineStep[] = [];
-  const add = (record: LogRecord, from: string, to: string, text: string, style: TimelineStep['style']): void => {
-    steps.push({ time: record.time, from, to, text: preview(text, STEP_CHARS), style, record });
+  const add = (record: LogRecord, from: string, to: string, text: string, style: TimelineStep['style'], time = record.time): void => {
+    steps.push({ time, from, to, text: preview(text, STEP_CHARS), style, record });
   };
   for (const r of records) {
     switch (r.kind) {
@@ -105,7 +107,8 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
       case 'llm-response': {
         const llm = llmId(r);
         const calls = r.toolCalls.map((c) => `${c.name} ${typeof c.arguments === 'string' ? c.arguments : canonicalJson(c.arguments)}`);
-        if (calls.length > 0) add(r, llm, 'host', `tool call ${calls.join('; ')}`, 'reply');
+        // Agents act on the chunk that completes a call, before the response ends: the arrow goes there.
+        if (calls.length > 0) add(r, llm, 'host', `tool call ${calls.join('; ')}`, 'reply', decidedAt(r, requestTime.get(`${r.session}\u0000${r.exchange}`)));
         else add(r, llm, 'host', r.content.includes('<use_mcp_tool>') ? `tool call as text: ${r.content}` : `answer: ${r.content}`, 'reply');
         const key = `${r.session}\u0000${r.exchange}`;
         if (calls.length === 0 && lastOfTurn.has(key) && r.content.trim() !== '' && !r.content.includes('<use_mcp_tool>')) add(r, 'host', 'user', r.content, 'reply');
@@ -146,6 +149,7 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
         break;
     }
   }
+  steps.sort((a, b) => a.time - b.time);
   // Only who takes part: an MCP-only log has no User or LLM column.
   const used = new Set(steps.flatMap((s) => [s.from, s.to]));
   return { participants: participants.filter((p) => used.has(p.id)), steps };
@@ -167,6 +171,12 @@ export function formatTimeline(timeline: Timeline, options: TimelineFormatOption
     const colour = s.style === 'error' ? 31 : s.style === 'note' ? 33 : s.style === 'request' ? 34 : 32;
     return `${paint(90, time)}  ${paint(36, arrows[i]!.padEnd(width))}  ${paint(colour, s.text)}`;
   });
+}
+
+/** When a reply's first tool call was complete (streams say, per call), else when the reply ended. */
+function decidedAt(r: Extract<LogRecord, { kind: 'llm-response' }>, requestTime: number | undefined): number {
+  const first = Math.min(...r.toolCalls.map((c) => c.completedMs ?? Infinity));
+  return requestTime !== undefined && first <= r.durationMs ? requestTime + first : r.time;
 }
 
 function isLlm(r: LogRecord): boolean {

@@ -116,8 +116,11 @@ describe('Ollama and OpenAI clients through mcptap', () => {
   it('reassembles Ollama turns: whole tool calls with object arguments, answer text, ns durations in ms', () => {
     const responses = records.filter((r) => r.kind === 'llm-response' && r.channel === 'ollama');
     const [turn1, turn2, stream1, stream2] = responses;
+    expect(turn1!.toolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'California' } }]);
+    // A stream says when the call was complete: at its chunk, before the reply ended.
+    expect(stream1!.toolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'California' }, completedMs: expect.any(Number) }]);
+    expect(stream1!.toolCalls[0]!.completedMs).toBeLessThanOrEqual(stream1!.durationMs as number);
     for (const r of [turn1, stream1]) {
-      expect(r!.toolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'California' } }]);
       expect(r!.finishReason).toBe('stop');
       expect(r!.usage).toEqual({ promptTokens: 273, completionTokens: 20, totalTokens: 293, totalMs: 7427.76, loadMs: 3209.95, promptEvalMs: 3245.53, evalMs: 965.04, tokensPerSecond: 20.72 });
     }
@@ -141,7 +144,8 @@ describe('Ollama and OpenAI clients through mcptap', () => {
     expect(turn1!.finishReason).toBe('tool_calls');
     expect(turn2!.content).toBe('上海当前的天气是晴天，温度是27摄氏度。');
     for (const r of [stream1, helper]) {
-      expect(r!.toolCalls).toEqual([{ id: 'call_TMbE01', name: 'get_weather', arguments: { city: '上海' }, index: 0 }]);
+      expect(r!.toolCalls).toEqual([{ id: 'call_TMbE01', name: 'get_weather', arguments: { city: '上海' }, index: 0, completedMs: expect.any(Number) }]);
+      expect(r!.toolCalls[0]!.completedMs).toBeLessThanOrEqual(r!.durationMs as number);
       expect(r!.finishReason).toBe('tool_calls');
       expect(r!.usage).toEqual({ promptTokens: 180, completionTokens: 20, totalTokens: 200 });
     }

@@ -81,7 +81,7 @@ describe.each([
     for (const r of replies) {
       expect(r.msg).not.toMatch(/cut off/);
       expect(r.level ?? 30).toBe(30);
-      expect(r.toolCalls).toEqual([{ name: 'get_weather', id: 'call_w1', index: 0, arguments: { city: 'Paris' } }]);
+      expect(r.toolCalls).toEqual([{ name: 'get_weather', id: 'call_w1', index: 0, arguments: { city: 'Paris' }, completedMs: expect.any(Number) }]);
     }
     const ends = records.filter((r) => r.kind === 'http-end');
     for (const end of ends) expect(end.level ?? 30, end.msg).toBe(30);

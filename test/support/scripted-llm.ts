@@ -1,8 +1,9 @@
 /**
- * A scripted OpenAI-compatible upstream for tests of stream endings: every POST to /v1/chat/completions gets
- * one streamed tool call (get_weather, in three chunks), then `data: [DONE]`, then the response ends `gapMs`
- * later; or, with `cutBeforeDone`, the connection is destroyed before `[DONE]` was sent. A real HTTP server on
- * port 0, so the real `openai` clients and `mcptap http` meet real sockets.
+ * A scripted OpenAI-compatible upstream for tests of stream endings: a POST to /v1/chat/completions gets one
+ * streamed tool call (get_weather, in four chunks; or, when the request carries a tool result, a short answer),
+ * then `data: [DONE]`, then the response ends `gapMs` later; or, with `cutBeforeDone`, the connection is
+ * destroyed before `[DONE]` was sent. A real HTTP server on port 0, so the real `openai` clients and
+ * `mcptap http` meet real sockets.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,8 @@ export interface ScriptedLlm {
   url: string;
   /** Milliseconds between `[DONE]` and the end of the response, for the following requests. */
   gapMs: number;
+  /** Milliseconds between the last chunk (the one that completes the reply) and `[DONE]`. */
+  doneDelayMs: number;
   cutBeforeDone: boolean;
   close(): Promise<void>;
 }
@@ -26,20 +29,29 @@ export const TOOL_CALL_CHUNKS = [
   chunk({}, 'tool_calls'),
 ];
 
-export async function startScriptedLlm(options: { gapMs?: number; cutBeforeDone?: boolean } = {}): Promise<ScriptedLlm> {
-  const state = { gapMs: options.gapMs ?? 0, cutBeforeDone: options.cutBeforeDone ?? false };
+/** The answer to a request that carries the tool's result back. */
+export const ANSWER_CHUNKS = [chunk({ role: 'assistant', content: 'It is ' }), chunk({ content: 'sunny in Paris.' }), chunk({}, 'stop')];
+
+export async function startScriptedLlm(options: { gapMs?: number; doneDelayMs?: number; cutBeforeDone?: boolean } = {}): Promise<ScriptedLlm> {
+  const state = { gapMs: options.gapMs ?? 0, doneDelayMs: options.doneDelayMs ?? 0, cutBeforeDone: options.cutBeforeDone ?? false };
   const server: Server = createServer((req, res) => {
-    req.resume();
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      for (const c of TOOL_CALL_CHUNKS.slice(0, state.cutBeforeDone ? 3 : undefined)) res.write(c);
+      const chunks = body.includes('"role":"tool"') ? ANSWER_CHUNKS : TOOL_CALL_CHUNKS;
+      for (const c of chunks.slice(0, state.cutBeforeDone ? 3 : undefined)) res.write(c);
       if (state.cutBeforeDone) {
         setTimeout(() => res.socket?.destroy(), 5);
         return;
       }
-      res.write('data: [DONE]\n\n');
-      if (state.gapMs === 0) res.end();
-      else setTimeout(() => res.end(), state.gapMs);
+      const done = (): void => {
+        res.write('data: [DONE]\n\n');
+        if (state.gapMs === 0) res.end();
+        else setTimeout(() => res.end(), state.gapMs);
+      };
+      if (state.doneDelayMs === 0) done();
+      else setTimeout(done, state.doneDelayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -51,6 +63,12 @@ export async function startScriptedLlm(options: { gapMs?: number; cutBeforeDone?
     },
     set gapMs(ms: number) {
       state.gapMs = ms;
+    },
+    get doneDelayMs() {
+      return state.doneDelayMs;
+    },
+    set doneDelayMs(ms: number) {
+      state.doneDelayMs = ms;
     },
     get cutBeforeDone() {
       return state.cutBeforeDone;

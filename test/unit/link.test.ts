@@ -496,3 +496,34 @@ describe('linkTrace: tool names as hosts rename them', () => {
     expect(trip.mcp).toBeNull();
   });
 });
+
+describe('linkTrace: a decision timed at the chunk that completed the call', () => {
+  it('times the round trip from that chunk, so a host that acted on it dispatches after, not before', () => {
+    const records = byTime([
+      ...mcpToolsList(0, ['get_weather']),
+      llmRequest(100, 'x1', { channel: 'openai' }),
+      // The call was complete 40 ms in; the response ended 60 ms in; the host sent tools/call at 145.
+      llmResponse(160, 'x1', 60, [{ id: 'c1', name: 'get_weather', arguments: {}, completedMs: 40 }], '', 'openai'),
+      ...mcpCall(145, 2, 'get_weather', {}, 5, RAIN),
+      llmRequest(152, 'x2', { channel: 'openai', toolResults: [{ toolCallId: 'c1', content: RAIN }] }),
+      llmResponse(200, 'x2', 48, [], 'Rain.', 'openai'),
+    ]);
+    const trace = linkTrace(records);
+    expect(trace.roundTrips).toHaveLength(1);
+    expect(trace.roundTrips[0]).toMatchObject({ time: T0 + 140, fedBack: true, llm: { decidedMs: 40 } });
+    expect(trace.roundTrips[0]!.timing).toEqual({ decisionMs: 40, dispatchMs: 5, toolMs: 5, feedBackMs: 2, answerMs: 48, totalMs: 100 });
+  });
+
+  it('never prints a negative interval when two processes\u2019 clocks disagree by a millisecond', () => {
+    const records = byTime([
+      ...mcpToolsList(0, ['get_weather']),
+      llmRequest(100, 'x1', { channel: 'openai' }),
+      llmResponse(160, 'x1', 60, [{ id: 'c1', name: 'get_weather', arguments: {}, completedMs: 40 }], '', 'openai'),
+      ...mcpCall(139, 2, 'get_weather', {}, 5, RAIN),
+      llmRequest(143, 'x2', { channel: 'openai', toolResults: [{ toolCallId: 'c1', content: RAIN }] }),
+    ]);
+    const timing = linkTrace(records).roundTrips[0]!.timing;
+    expect(timing.dispatchMs).toBe(0);
+    expect(timing.feedBackMs).toBe(0);
+  });
+});

@@ -43,3 +43,47 @@ describe.each(STREAMS)('the end of a %s stream', (_, channel, endpoint, body, te
     });
   }
 });
+
+describe('when the model decided on each tool call', () => {
+  const reply = (records: RecordDraft[]) => records.find((r) => r.kind === 'llm-response') as Extract<RecordDraft, { kind: 'llm-response' }>;
+
+  it('OpenAI chat: a call is complete when the next one starts, the last at finish_reason', () => {
+    const { turn: t, records } = turn('openai', '/v1/chat/completions');
+    const frames: [number, string][] = [
+      [10, '{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{\\"x\\":"}}]}}]}'],
+      [20, '{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}]}'],
+      [30, '{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"g","arguments":"{}"}}]}}]}'],
+      [40, '{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}'],
+      [55, '[DONE]'],
+    ];
+    for (const [mono, f] of frames) t.frame(f, undefined, 2, mono);
+    t.end(undefined, 3, 70);
+    expect(reply(records).toolCalls.map((c) => [c.name, c.completedMs])).toEqual([
+      ['f', 30],
+      ['g', 40],
+    ]);
+  });
+
+  it('Ollama: each call at the chunk that carries it', () => {
+    const { turn: t, records } = turn('ollama', '/api/chat');
+    t.frame('{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":{}}}]},"done":false}', undefined, 2, 12);
+    t.frame('{"message":{"role":"assistant","content":""},"done":true}', undefined, 2, 30);
+    t.end(undefined, 3, 35);
+    expect(reply(records).toolCalls.map((c) => c.completedMs)).toEqual([12]);
+  });
+
+  it('Responses: each call at its output_item.done', () => {
+    const { turn: t, records } = turn('openai', '/v1/responses');
+    t.frame('{"type":"response.function_call_arguments.delta","delta":"{}"}', undefined, 2, 5);
+    t.frame('{"type":"response.output_item.done","item":{"type":"function_call","name":"f","arguments":"{}","call_id":"c"}}', undefined, 2, 8);
+    t.frame('{"type":"response.completed","response":{"status":"completed","output":[{"type":"function_call","name":"f","arguments":"{}","call_id":"c"}]}}', undefined, 2, 20);
+    t.end(undefined, 3, 25);
+    expect(reply(records).toolCalls.map((c) => c.completedMs)).toEqual([8]);
+  });
+
+  it('a whole (non-streamed) reply: decided at its end, no completedMs', () => {
+    const { turn: t, records } = turn('openai', '/v1/chat/completions');
+    t.end('{"choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}', 3, 25);
+    expect(reply(records).toolCalls.map((c) => c.completedMs)).toEqual([undefined]);
+  });
+});
