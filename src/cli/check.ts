@@ -2,7 +2,7 @@
  * `mcptap check LOG...`: exit 1 when a capture shows what CI should fail on (see check/check.ts for the signals).
  * A one-screen summary by default, `--format junit` for CI systems. Exit 2 when the logs cannot be read.
  */
-import { writeFileSync } from 'node:fs';
+import { writePrivateFile } from '../log/open-file.js';
 import { readAllRecords } from '../log/reader.js';
 import { checkRecords, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from '../check/check.js';
 import { McptapError } from '../types.js';
@@ -40,7 +40,7 @@ export const registerCheck: RegisterCommand = (cli) =>
         if (records.length === 0) throw new McptapError('EMPTY_LOG', `no records in ${(argv.logs as string[]).join(', ')}; there is nothing to check.`);
         const report = checkRecords(records, { failOn });
         const text = argv.format === 'junit' ? formatJunit(report) : formatCheckSummary(report, { color: argv.output ? false : wantColor(argv.color as boolean | undefined) });
-        if (typeof argv.output === 'string') writeFileSync(argv.output, text);
+        if (typeof argv.output === 'string') await writePrivateFile(argv.output, text);
         else process.stdout.write(text);
         for (const p of problems.slice(0, 5)) process.stderr.write(`mcptap: skipped a line that is not a record: ${p}\n`);
         process.exitCode = report.failed ? 1 : 0;

@@ -3,7 +3,7 @@
  * use — a HAR archive for browser devtools and HAR viewers, or OTLP/JSON spans for a tracing backend (written to
  * a file or stdout, or posted to an OTLP/HTTP receiver).
  */
-import { writeFile } from 'node:fs/promises';
+import { writePrivateFile } from '../log/open-file.js';
 import { buildSpans } from '../export/otlp-spans.js';
 import { formatHar } from '../export/har.js';
 import { linkTrace } from '../trace/link.js';
@@ -59,7 +59,7 @@ export const registerExport: RegisterCommand = (cli) =>
         const text = format === 'har' ? formatHar(records) : `${(await import('../export/otlp.js')).formatOtlp(records, linkOptions)}\n`;
         const out = argv.out as string | undefined;
         if (out !== undefined) {
-          await writeFile(out, text);
+          await writePrivateFile(out, text);
           process.stderr.write(`mcptap: wrote ${format} of ${records.length} records to ${out}\n`);
         } else {
           process.stdout.write(text);

@@ -3,7 +3,7 @@
  * a readable timeline with the tool round trips summarized, the round trip as a story, a Mermaid diagram, the
  * linked trace as NDJSON, or a self-contained html page.
  */
-import { writeFile } from 'node:fs/promises';
+import { writePrivateFile } from '../log/open-file.js';
 import { buildTimeline, formatTimeline } from '../trace/timeline.js';
 import { formatHtml } from '../trace/html.js';
 import { formatMermaid } from '../trace/mermaid.js';
@@ -75,7 +75,7 @@ export const registerView: RegisterCommand = (cli) =>
           }
         }
         if (out !== undefined) {
-          await writeFile(out, text).catch((error: NodeJS.ErrnoException) => {
+          await writePrivateFile(out, text).catch((error: NodeJS.ErrnoException) => {
             throw new McptapError('CANNOT_WRITE', `cannot write ${out} (${error.code ?? error.message}). Choose a file in a folder that exists and that you can write to.`);
           });
           process.stderr.write(`mcptap: wrote ${format} of ${records.length} records to ${out}\n`);

@@ -96,6 +96,15 @@ export class RotatingFile implements LogTarget {
     await Promise.all([...this.closing, current?.end()]);
   }
 
+  /** The part being written was removed (its folder with it): open it again. False when it cannot be. */
+  reopen(): boolean {
+    const previous = this.current;
+    this.current = this.options.open(this.currentFile);
+    this.partBytes = 0;
+    void previous?.end().catch(() => {});
+    return this.current !== undefined;
+  }
+
   private rotate(): void {
     const previous = this.current!;
     // The old part finishes its queued writes and closes in the background; order within each file is kept.

@@ -10,6 +10,7 @@
  * gives one warning on stderr and every later record is dropped quietly while the relay goes on. The write
  * queue is bounded, so a slow disk costs records, not memory.
  */
+import { existsSync } from 'node:fs';
 import type { Channel } from '../types.js';
 import { AppendFile } from './append-file.js';
 import { cannotOpenLogMessage, describeError, openLogFile } from './open-file.js';
@@ -23,6 +24,12 @@ import { LEVEL, LOG_FORMAT_VERSION, type RecordDraft, type RecordSink } from './
  * exit) are few and are never dropped; the server's stderr (its errors, a crash) may fill twice the bound.
  */
 const QUEUE_ALLOWANCE: Partial<Record<RecordDraft['kind'], number>> = { lifecycle: Infinity, stderr: 2 };
+
+/**
+ * How often (by the records' own clock) the writer looks whether its file is still there: writes to a file
+ * whose folder was removed succeed and go nowhere, so only a look at the path tells.
+ */
+const PRESENCE_CHECK_MS = 1000;
 
 /** Largest amount of unwritten log text held in memory before records are dropped. */
 const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
@@ -147,6 +154,7 @@ export class LogWriter implements RecordSink {
       this.dropped = 0;
       this.write({ time: draft.time, kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `${count} records were dropped before this point: the log fell behind the traffic (the traffic itself was not affected).` });
     }
+    if (draft.time - this.presenceCheckedAt >= PRESENCE_CHECK_MS) this.checkPresence(draft.time);
     const seq = this.seq++;
     const destination = this.destination;
     if (!destination) return seq;
@@ -160,6 +168,53 @@ export class LogWriter implements RecordSink {
     if (this.redactor) json = this.redactor.redactJson(draft, json, serialized.exact);
     destination.write(`${stamp}${this.labelField}${json.slice(1)}\n`, QUEUE_ALLOWANCE[draft.kind] ?? 1);
     return seq;
+  }
+
+  /** When the file was last looked for (the time of the record then written). */
+  private presenceCheckedAt = 0;
+  /** Set once the log was found removed: it is reopened once, and said once. */
+  private reopened = false;
+
+  /**
+   * The file is gone (its folder removed mid-session, say): open it again, its folder recreated, and say so once
+   * on stderr and at the top of the new file; or say plainly that it cannot be, and go on without a log.
+   */
+  private checkPresence(time: number): void {
+    this.presenceCheckedAt = time;
+    if (!this.destination || this.reopened) return;
+    const file = this.rotating ? this.rotating.currentFile : this.file;
+    if (existsSync(file)) return;
+    this.reopened = true;
+    let ok: boolean;
+    if (this.rotating) ok = this.rotating.reopen();
+    else {
+      const previous = this.destination;
+      this.destination = this.openQuietly(file);
+      ok = this.destination !== undefined;
+      void previous.end().catch(() => {});
+    }
+    if (!ok) {
+      this.destination = undefined;
+      this.warnOnce(`the log ${file} was removed during the session and cannot be made again (${this.reopenError ?? 'unknown error'}); the traffic goes on without a log.`);
+      return;
+    }
+    const message = `the log ${file} was removed during the session; mcptap made it again and logs on there (records of the last second before this may be missing).`;
+    this.warnOnce(message);
+    this.write({ time, kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `The log file was removed during the session: ${message.slice(message.indexOf(';') + 2)}` });
+  }
+
+  /** Why the last open failed, for checkPresence. */
+  private reopenError: string | undefined;
+
+  /** open() without its warning, for checkPresence, which says one sentence of its own. */
+  private openQuietly(file: string): AppendFile | undefined {
+    try {
+      const fd = openLogFile(file);
+      return this.appendFile(fd, true);
+    } catch (error) {
+      this.reopenError = describeError(error);
+      return undefined;
+    }
   }
 
   /** Write everything queued, synchronously: for process exit and fatal signals. */
@@ -192,13 +247,20 @@ export class LogWriter implements RecordSink {
         preset = true;
       } else fd = openLogFile(file);
     } catch (error) {
-      this.warnOnce(cannotOpenLogMessage(file, error));
+      this.reopenError = describeError(error);
+      if (!this.reopened) this.warnOnce(cannotOpenLogMessage(file, error));
       return undefined;
     }
-    return new AppendFile(fd, {
+    return this.appendFile(fd, !preset || this.closePresetFd);
+  }
+
+  private appendFile(fd: number, closeFd: boolean): AppendFile {
+    const file: AppendFile = new AppendFile(fd, {
       maxQueuedBytes: MAX_QUEUED_BYTES,
-      closeFd: !preset || this.closePresetFd,
+      closeFd,
       onError: (error) => {
+        // A file replaced by checkPresence may still fail as it closes: that is no reason to stop the new one.
+        if (this.destination !== file && !this.rotating) return;
         this.destination = undefined;
         this.warnOnce(`writing the log ${this.file} failed (${describeError(error)}); the traffic goes on without a log.`);
       },
@@ -207,5 +269,6 @@ export class LogWriter implements RecordSink {
         this.warnOnce(`the log ${this.file} is falling behind the traffic; records are being dropped (the traffic is not affected).`);
       },
     });
+    return file;
   }
 }

@@ -3,7 +3,7 @@
  * there before with wider modes); --max-log-mb rotates into parts that stay under the cap and read back whole.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LogWriter, readAllRecords } from '../../src/index.js';
@@ -79,5 +79,74 @@ describe('--max-log-mb', () => {
     const files = readdirSync(logDir);
     expect(files).toHaveLength(2);
     expect(files.every((f) => /\.part\d{3}\.ndjson$/.test(f))).toBe(true);
+  });
+});
+
+describe('files made from a log are private too', () => {
+  it('export, view -o and check -o write 0600, even over a file that was 0644', async () => {
+    const logDir = tempDir('mcptap-out-');
+    const frames = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n`;
+    const wrap = spawn(process.execPath, [BIN, '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'ignore', 'ignore'] });
+    wrap.stdin.end(frames);
+    expect(await new Promise((r) => wrap.on('close', r))).toBe(0);
+    const outDir = tempDir('mcptap-out-files-');
+    const wide = join(outDir, 'wide.json');
+    writeFileSync(wide, 'old');
+    chmodSync(wide, 0o644);
+    const runs: [string, string[]][] = [
+      [join(outDir, 'export.har'), ['export', '--format', 'har', '-o']],
+      [wide, ['export', '--format', 'otlp', '-o']],
+      [join(outDir, 'view.txt'), ['view', '-o']],
+      [join(outDir, 'check.txt'), ['check', '-o']],
+    ];
+    for (const [file, args] of runs) {
+      const child = spawn(process.execPath, [BIN, ...args, file, logDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      const code = await new Promise<number | null>((r) => child.on('close', r));
+      // check exits 1 on this log (cat echoes the ping back, unanswered): a verdict, not a failure to write.
+      expect(code === 0 || (args[0] === 'check' && code === 1), `${args.join(' ')} exited ${code}: ${err}`).toBe(true);
+      expect(mode(file), args.join(' ')).toBe(0o600);
+    }
+  });
+});
+
+describe('a log folder removed mid-session', () => {
+  it('warns once, makes the folder again and logs on there', async () => {
+    const dir = join(tempDir('mcptap-gone-'), 'logs');
+    const warnings: string[] = [];
+    const file = join(dir, 'x.ndjson');
+    const writer = new LogWriter({ file, session: 's', channel: 'stdio', label: 'x', warn: (m) => warnings.push(m) });
+    const t0 = Date.now();
+    writer.write({ time: t0, kind: 'lifecycle', event: 'start', msg: 'start' });
+    await new Promise((r) => setTimeout(r, 50));
+    rmSync(dir, { recursive: true, force: true });
+    for (let i = 1; i <= 5; i++) writer.write({ time: t0 + 1000 * i, kind: 'stderr', dir: 's2c', text: `line ${i}`, bytes: 6, msg: `line ${i}` });
+    await writer.close();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/was removed during the session; mcptap made it again/);
+    expect(mode(dir)).toBe(0o700);
+    const records = await readAllRecords([dir]);
+    expect(records[0]).toMatchObject({ kind: 'lifecycle', event: 'warning' });
+    expect(records.filter((r) => r.kind === 'stderr').map((r) => (r as { text: string }).text)).toEqual(['line 1', 'line 2', 'line 3', 'line 4', 'line 5']);
+  });
+
+  it('says plainly when the folder cannot be made again', async () => {
+    // A file where the folder was stops even root from making it again.
+    const parent = tempDir('mcptap-gone-');
+    const dir = join(parent, 'logs');
+    const warnings: string[] = [];
+    const writer = new LogWriter({ file: join(dir, 'x.ndjson'), session: 's', channel: 'stdio', label: 'x', warn: (m) => warnings.push(m) });
+    const t0 = Date.now();
+    writer.write({ time: t0, kind: 'lifecycle', event: 'start', msg: 'start' });
+    await new Promise((r) => setTimeout(r, 50));
+    rmSync(dir, { recursive: true, force: true });
+    writeFileSync(dir, 'a file where the folder was');
+    writer.write({ time: t0 + 1000, kind: 'stderr', dir: 's2c', text: 'lost', bytes: 4, msg: 'lost' });
+    writer.write({ time: t0 + 2000, kind: 'stderr', dir: 's2c', text: 'lost', bytes: 4, msg: 'lost' });
+    await writer.close();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/was removed during the session and cannot be made again \(E\w+/);
+    expect(writer.healthy).toBe(false);
   });
 });
