@@ -150,7 +150,15 @@ export function buildHar(records: readonly LogRecord[]): Har {
         if (r.exchange !== undefined) {
           const p = parts(r as LogRecord & { exchange: string });
           p.channel = r.channel;
-          p.mcp.push({ kind: r.kind, dir: r.dir, ...('id' in r && r.id !== undefined ? { id: r.id } : {}), ...('method' in r && r.method !== undefined ? { method: r.method } : {}), seq: r.seq, session: r.session });
+          p.mcp.push({
+            kind: r.kind,
+            dir: r.dir,
+            ...('id' in r && r.id !== undefined ? { id: r.id } : {}),
+            ...('method' in r && r.method !== undefined ? { method: r.method } : {}),
+            seq: r.seq,
+            session: r.session,
+            ...revisionFields(r),
+          });
           break;
         }
         if (r.kind === 'request') {
@@ -355,8 +363,30 @@ function mcpEntry(q: RequestRecord, a: ResponseRecord | undefined, pending: Pend
       seq: q.seq,
       ...(a?.isError ? { isError: true } : {}),
       ...(a?.error ? { error: a.error } : {}),
+      ...revisionFields(q),
+      ...(a ? revisionFields(a) : {}),
     },
   };
+}
+
+/**
+ * What MCP 2026-07-28 adds to a message: its revision, its result type, and for a multi-round-trip call the
+ * round and the call it belongs to (`firstSeq`, the seq of the call's first request; `callLatencyMs` from there).
+ */
+function revisionFields(r: LogRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (r.kind === 'request') {
+    if (r.protocolVersion !== undefined) out.protocolVersion = r.protocolVersion;
+    if (r.round !== undefined) out.round = r.round;
+    if (r.firstSeq !== undefined) out.firstSeq = r.firstSeq;
+  } else if (r.kind === 'response') {
+    if (r.resultType !== undefined) out.resultType = r.resultType;
+    if (r.round !== undefined) out.round = r.round;
+    if (r.firstSeq !== undefined) out.firstSeq = r.firstSeq;
+    if (r.callLatencyMs !== undefined) out.callLatencyMs = r.callLatencyMs;
+    if (r.inputRequests !== undefined) out.inputRequests = r.inputRequests;
+  }
+  return out;
 }
 
 function urlOf(target: string | undefined, headers: LoggedHeaders, path: string): string {

@@ -66,6 +66,14 @@ export function mcpSpanId(session: string, seq: number): string {
   return hex(`mcp\u0000${session}\u0000${seq}`, 16);
 }
 
+/**
+ * Span id of one round of a multi-round-trip call (MCP 2026-07-28 `input_required`): the call itself takes the id
+ * of its first request (mcpSpanId), so a round trip links to the whole call; its rounds are its children.
+ */
+export function roundSpanId(session: string, seq: number): string {
+  return hex(`mcp-round\u0000${session}\u0000${seq}`, 16);
+}
+
 /** Span id of the LLM call `exchange` of `session`. */
 export function llmSpanId(session: string, exchange: string): string {
   return hex(`llm\u0000${session}\u0000${exchange}`, 16);
@@ -103,6 +111,8 @@ export class SpanBuilder {
   private readonly bySeq = new Map<string, OpenRequest>();
   private readonly llmRequests = new Map<string, LlmRequestRecord>();
   private readonly protocolVersions = new Map<string, string>();
+  /** Multi-round-trip calls whose last round is still to come, by session and the seq of their first request. */
+  private readonly calls = new Map<string, { first: OpenRequest; rounds: number }>();
   /** Mcp-Session-Id of HTTP exchanges, by session and exchange: MCP records over HTTP name only the exchange. */
   private readonly mcpSessionIds = new Map<string, string>();
   /** Bounds on what is held open, so a peer that never answers cannot grow memory without end. */
@@ -150,8 +160,11 @@ export class SpanBuilder {
   end(time: number): SpanData[] {
     const spans: SpanData[] = [];
     for (const o of this.open.values()) spans.push(this.mcpSpan(o, undefined, time));
+    // A call the server asked for input on, whose next round never came: its span ends with the logs.
+    for (const call of this.calls.values()) spans.push(this.callSpan(call.first, undefined, time, call.rounds));
     this.open.clear();
     this.bySeq.clear();
+    this.calls.clear();
     return spans;
   }
 
@@ -176,17 +189,51 @@ export class SpanBuilder {
       const version = asString(asObject(parseRawObject(r.raw)?.result)?.protocolVersion);
       if (version !== undefined) this.protocolVersions.set(r.session, version);
     }
-    // A response travels the other way from its request.
+    // The request the tap paired it with (stateless HTTP reuses ids across exchanges); else the same id, the
+    // other way, for a log that does not say.
     const key = `${r.session}\u0000${r.dir === 's2c' ? 'c2s' : 's2c'}\u0000${String(r.id)}`;
-    const o = this.open.get(key);
+    const o = r.requestSeq !== undefined ? this.bySeq.get(`${r.session}\u0000${r.requestSeq}`) : this.open.get(key);
     if (!o) return [];
-    this.open.delete(key);
+    if (this.open.get(key) === o) this.open.delete(key);
     this.bySeq.delete(`${r.session}\u0000${o.record.seq}`);
     if (o.mcpSessionId === undefined && r.exchange !== undefined) {
       const sid = this.mcpSessionIds.get(`${r.label}\u0000${r.exchange}`);
       if (sid !== undefined) o.mcpSessionId = sid;
     }
-    return [this.mcpSpan(o, r, r.time)];
+    if (r.round === undefined || r.firstSeq === undefined) return [this.mcpSpan(o, r, r.time)];
+    return this.roundSpans(o, r);
+  }
+
+  /**
+   * A round of a multi-round-trip call: its own span, a child of the call's, and once the last round is in, the
+   * call's span from its first request to its final answer.
+   */
+  private roundSpans(o: OpenRequest, r: ResponseRecord): SpanData[] {
+    const key = `${r.session}\u0000${r.firstSeq}`;
+    const call = this.calls.get(key) ?? { first: o, rounds: 0 };
+    call.rounds = Math.max(call.rounds, r.round!);
+    const round = this.mcpSpan(o, r, r.time);
+    round.spanId = roundSpanId(r.session, o.record.seq);
+    round.parentSpanId = mcpSpanId(r.session, r.firstSeq!);
+    round.traceId = call.first.traceparent?.traceId ?? hex(`trace\u0000${r.session}\u0000${r.firstSeq}`, 32);
+    round.name = `${round.name} (round ${r.round})`;
+    round.attributes['mcptap.round'] = r.round!;
+    if (r.resultType !== undefined) round.attributes['mcp.result.type'] = r.resultType;
+    if (r.resultType === 'input_required') {
+      this.remember(this.calls, key, call);
+      return [round];
+    }
+    this.calls.delete(key);
+    return [round, this.callSpan(call.first, r, r.time, call.rounds)];
+  }
+
+  /** The whole multi-round-trip call, as one span over its rounds. */
+  private callSpan(first: OpenRequest, last: ResponseRecord | undefined, endTime: number, rounds: number): SpanData {
+    const span = this.mcpSpan(first, last, endTime);
+    span.attributes['mcptap.rounds'] = rounds;
+    if (last?.callLatencyMs !== undefined) span.attributes['mcptap.call_latency_ms'] = last.callLatencyMs;
+    if (!last) span.status = { code: 'unset' };
+    return span;
   }
 
   private notification(r: NotificationRecord): void {
@@ -218,7 +265,8 @@ export class SpanBuilder {
       'network.transport': r.channel === 'stdio' ? 'pipe' : 'tcp',
       'mcptap.direction': r.dir,
     };
-    const version = this.protocolVersions.get(r.session) ?? (r.method === 'initialize' ? asString(params?.protocolVersion) : undefined);
+    // 2026-07-28 names the revision on each request; before, the handshake agreed on one per session.
+    const version = r.protocolVersion ?? this.protocolVersions.get(r.session) ?? (r.method === 'initialize' ? asString(params?.protocolVersion) : undefined);
     if (version !== undefined) attributes['mcp.protocol.version'] = version;
     if (o.mcpSessionId !== undefined) attributes['mcp.session.id'] = o.mcpSessionId;
     let target: string | undefined;
@@ -389,6 +437,11 @@ function joinTrace(spans: SpanData[], trace: Trace): void {
     const mcp = byId.get(mcpSpanId(trip.mcp.session, trip.mcp.seq));
     if (!llm || !mcp) continue;
     if (trip.llm.toolCallId !== null) mcp.attributes['gen_ai.tool.call.id'] = trip.llm.toolCallId;
+    // The rounds of a multi-round-trip call go with it into the LLM call's trace.
+    if (trip.mcp.rounds) for (const round of trip.mcp.rounds) {
+      const child = byId.get(roundSpanId(trip.mcp.session, round.seq));
+      if (child && mcp.attributes['mcptap.traceparent'] === undefined) child.traceId = llm.traceId;
+    }
     if (trip.turn !== null) mcp.attributes['mcptap.turn'] = trip.turn;
     if (mcp.attributes['mcptap.traceparent'] !== undefined) {
       mcp.links.push({ traceId: llm.traceId, spanId: llm.spanId, attributes: { 'mcptap.link': 'model-tool-call' } });

@@ -9,7 +9,7 @@
  */
 import type { LogRecord } from '../log/schema.js';
 import { preview } from '../protocols/mcp.js';
-import type { Trace } from './link.js';
+import type { RoundTripRound, Trace } from './link.js';
 import { formatMermaid } from './mermaid.js';
 import { formatPretty } from './pretty.js';
 import { formatRoundTripSummary } from './summary.js';
@@ -136,7 +136,7 @@ function more(left: number, what: string, command: string): string {
 function sessionsTable(trace: Trace): string {
   if (trace.sessions.length === 0) return '<p>No sessions.</p>';
   const rows = trace.sessions.map((s) => {
-    const who = s.server ? `${s.server.name ?? ''} ${s.server.version ?? ''}` : (s.models ?? []).join(', ');
+    const who = s.server ? `${s.server.name ?? ''} ${s.server.version ?? ''}${s.protocolVersion ? ` (${s.protocolVersion})` : ''}${s.client?.name ? `, client ${s.client.name} ${s.client.version ?? ''}` : ''}` : (s.models ?? []).join(', ');
     return `<tr><td>${esc(s.label)}</td><td>${esc(s.role)}</td><td>${esc(s.channel)}</td><td>${esc(who.trim())}</td><td>${esc((s.tools ?? []).join(', '))}</td><td>${s.records}</td><td><code>${esc(s.session)}</code></td></tr>`;
   });
   return `<table><thead><tr><th>label</th><th>role</th><th>channel</th><th>server / models</th><th>tools</th><th>records</th><th>session</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
@@ -150,7 +150,7 @@ function roundTripTable(trace: Trace): string {
     return (
       `<tr${cls}><td>${r.turn ?? '–'}</td><td><b>${esc(r.tool)}</b></td><td><code>${esc(preview(JSON.stringify(r.arguments) ?? '', 60))}</code></td>` +
       `<td>${r.llm ? esc(`${r.llm.channel} ${r.llm.model ?? ''}`) : '–'}</td><td>${ms(r.timing.decisionMs)}</td>` +
-      `<td>${r.mcp ? esc(`${r.mcp.server} #${String(r.mcp.id)}${r.mcp.isError ? ' (error)' : ''}`) : 'not in logs'}</td><td>${ms(r.timing.toolMs)}</td>` +
+      `<td>${r.mcp ? esc(`${r.mcp.server} #${String(r.mcp.id)}${rounds(r.mcp.rounds)}${r.mcp.isError ? ' (error)' : ''}`) : 'not in logs'}</td><td>${ms(r.timing.toolMs)}</td>` +
       `<td>${r.fedBack ? `yes (${ms(r.timing.feedBackMs)})` : 'no'}</td><td>${ms(r.timing.answerMs)}</td>` +
       `<td>${esc(r.result ?? '')}</td><td>${esc(r.answerPreview ?? '')}</td></tr>`
     );
@@ -159,6 +159,13 @@ function roundTripTable(trace: Trace): string {
     '<table><thead><tr><th>turn</th><th>tool</th><th>arguments</th><th>model</th><th>decision</th><th>MCP call</th><th>tool</th><th>fed back</th><th>answer time</th><th>result</th><th>answer</th></tr></thead>' +
     `<tbody>${rows.join('')}</tbody></table>`
   );
+}
+
+/** A multi-round-trip call's rounds, each with what it asked and its own time. */
+function rounds(list: RoundTripRound[] | undefined): string {
+  if (!list) return '';
+  const each = list.map((x, i) => `${i + 1}: ${x.inputRequests ? `asked ${x.inputRequests.join(', ')}` : x.resultType ?? 'no answer'}${x.latencyMs !== null ? ` ${Math.round(x.latencyMs)} ms` : ''}`);
+  return ` in ${list.length} rounds (${each.join('; ')})`;
 }
 
 function recordItem(r: LogRecord, line: string): string {

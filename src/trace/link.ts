@@ -127,6 +127,19 @@ export interface RoundTripMcp {
   mapping?: string;
   /** JSON-RPC error message, when the call failed that way. */
   error?: string;
+  /** A multi-round-trip call (2026-07-28 `input_required`): each round, in order; `latencyMs` is then the whole call's. */
+  rounds?: RoundTripRound[];
+}
+
+/** One round of a multi-round-trip call. */
+export interface RoundTripRound {
+  /** `seq` of the round's request. */
+  seq: number;
+  latencyMs: number | null;
+  /** `input_required` for the rounds that asked, `complete` (or what the server said) for the last. */
+  resultType: string | null;
+  /** What an `input_required` round asked for (the keys of its `inputRequests`). */
+  inputRequests?: string[];
 }
 
 /** One tool call, from the model's decision to its answer: the `tool-round-trip` trace line. */
@@ -194,10 +207,15 @@ export interface TraceSession {
   time: number;
   endTime: number;
   records: number;
-  /** MCP: `serverInfo` and `clientInfo` from the handshake, and the agreed protocol version. */
+  /**
+   * MCP: `serverInfo` and `clientInfo` from the handshake, and the agreed protocol version; for 2026-07-28, the
+   * client and the revision from the requests' `_meta`, the server from server/discover or a result's `_meta`.
+   */
   server?: PeerInfo;
   client?: PeerInfo;
   protocolVersion?: string;
+  /** MCP 2026-07-28: the revisions the server's server/discover listed. */
+  supportedVersions?: string[];
   /** MCP: tools the server listed. LLM: every tool name offered to the model. */
   tools?: string[];
   /** LLM: the models asked. */
@@ -252,6 +270,8 @@ interface McpCall {
   resultText: string | null;
   server: string;
   used: boolean;
+  /** A multi-round-trip call's rounds, once a second one is seen. */
+  rounds?: RoundTripRound[];
 }
 
 /** Link the records of one or more logs into sessions, turns, round trips and diagnostics. */
@@ -410,7 +430,8 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
       const sent = mcp.request.time;
       // Wall clocks of two processes, to the millisecond: a host that dispatched at once may look a hair early.
       timing.dispatchMs = Math.max(0, sent - m.decidedAt);
-      if (mcp.response?.latencyMs !== undefined) timing.toolMs = mcp.response.latencyMs;
+      const toolMs = callLatency(mcp.response);
+      if (toolMs !== undefined) timing.toolMs = toolMs;
       if (trip.mcp?.arguments !== undefined) {
         codes.push('arguments-changed');
         diagnostics.push({
@@ -504,7 +525,7 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
       result: c.resultText !== null ? preview(c.resultText, PREVIEW_CHARS) : null,
       fedBack: false,
       answerPreview: null,
-      timing: c.response?.latencyMs !== undefined ? { toolMs: c.response.latencyMs } : {},
+      timing: callLatency(c.response) !== undefined ? { toolMs: callLatency(c.response)! } : {},
       diagnostics: codes,
     });
   }
@@ -675,6 +696,13 @@ function collectSessions(records: readonly LogRecord[]): Map<string, TraceSessio
       if (r.model !== undefined && !(s.models ??= []).includes(r.model)) s.models.push(r.model);
       for (const t of r.tools) if (!(s.tools ??= []).includes(t)) s.tools.push(t);
     }
+    // 2026-07-28: the revision and the client from each request's _meta, the server from discover or any result.
+    if (r.kind === 'request' && r.dir === 'c2s') {
+      if (r.protocolVersion !== undefined) s.protocolVersion = r.protocolVersion;
+      if (r.client) s.client = r.client;
+    }
+    if (r.kind === 'response' && r.server) s.server = r.server;
+    if (r.kind === 'response' && r.supportedVersions) s.supportedVersions = r.supportedVersions;
     if (r.kind === 'request' && r.method === 'initialize' && r.dir === 'c2s') {
       const client = peerInfo(asObject(parseRawObject(r.raw)?.params)?.clientInfo);
       if (client) s.client = client;
@@ -770,11 +798,19 @@ function collectMcpCalls(records: readonly LogRecord[], sessions: Map<string, Tr
         server: s?.server?.name ?? r.label,
         used: false,
       };
+      // A later round of a multi-round-trip call is the same call, not another one.
+      const first = r.firstSeq !== undefined ? open.get(`${r.session}\u0000${r.firstSeq}`) : undefined;
+      if (first) {
+        open.set(`${r.session}\u0000${r.seq}`, first);
+        (first.rounds ??= []).push({ seq: r.seq, latencyMs: null, resultType: null });
+        continue;
+      }
       calls.push(call);
       open.set(`${r.session}\u0000${r.seq}`, call);
     } else if (r.kind === 'response' && r.method === 'tools/call' && r.requestSeq !== undefined) {
       const call = open.get(`${r.session}\u0000${r.requestSeq}`);
       if (!call) continue;
+      if (r.round !== undefined) noteRound(call, r);
       call.response = r;
       call.resultText = r.error ? r.error.message : toolResultText(parseRawObject(r.raw)?.result);
     }
@@ -784,6 +820,21 @@ function collectMcpCalls(records: readonly LogRecord[], sessions: Map<string, Tr
   return calls;
 }
 
+/** A round's answer: the first round's entry is made here, later ones when their request was seen. */
+function noteRound(call: McpCall, r: ResponseRecord): void {
+  const rounds = (call.rounds ??= []);
+  if (rounds.length === 0 || rounds[0]!.seq !== call.request.seq) rounds.unshift({ seq: call.request.seq, latencyMs: null, resultType: null });
+  const round = rounds.find((x) => x.seq === r.requestSeq) ?? rounds[rounds.length - 1]!;
+  round.latencyMs = r.latencyMs ?? null;
+  round.resultType = r.resultType ?? null;
+  if (r.inputRequests) round.inputRequests = r.inputRequests;
+}
+
+/** A call's latency: from its first request to its final answer, over all its rounds. */
+export function callLatency(response: ResponseRecord | undefined): number | undefined {
+  return response?.callLatencyMs ?? response?.latencyMs;
+}
+
 function mcpSide(c: McpCall, modelCanonical: string, mapping?: ToolTarget): RoundTripMcp {
   const side: RoundTripMcp = {
     session: c.request.session,
@@ -791,9 +842,10 @@ function mcpSide(c: McpCall, modelCanonical: string, mapping?: ToolTarget): Roun
     label: c.request.label,
     id: c.request.id,
     seq: c.request.seq,
-    latencyMs: c.response?.latencyMs ?? null,
+    latencyMs: callLatency(c.response) ?? null,
     isError: c.response?.isError === true || c.response?.error !== undefined,
   };
+  if (c.rounds && c.rounds.length > 1) side.rounds = c.rounds;
   if (c.canonical !== modelCanonical) side.arguments = c.arguments;
   if (mapping && mapping.scheme !== 'same name') {
     side.tool = c.name;

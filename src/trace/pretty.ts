@@ -52,7 +52,9 @@ function methodColumn(r: LogRecord): string {
   const id = o.id;
   const tool = typeof o.tool === 'string' ? ` ${o.tool}` : '';
   if (method === undefined && id === undefined) return '';
-  return `${method ?? ''}${tool}${id !== undefined && id !== null ? ` #${String(id)}` : ''}`.trim();
+  // A round of a multi-round-trip call (2026-07-28) says which.
+  const round = typeof o.round === 'number' ? ` round ${o.round}` : '';
+  return `${method ?? ''}${tool}${id !== undefined && id !== null ? ` #${String(id)}` : ''}${round}`.trim();
 }
 
 function latencyColumn(r: LogRecord): string {
@@ -62,6 +64,8 @@ function latencyColumn(r: LogRecord): string {
 
 function colourOf(r: LogRecord): Colour {
   const o = r as unknown as Record<string, unknown>;
+  // A subscription that ended and a 2025 server's answer to a version probe are how those go, not failures.
+  if (o.subscription === true || o.versionFallback === true) return 'dim';
   if (r.kind === 'invalid' || r.kind === 'pending' || o.error !== undefined || o.isError === true || r.kind === 'llm-error') return 'red';
   if (r.kind === 'stderr') return 'gray';
   if (r.kind === 'lifecycle') return 'yellow';

@@ -24,7 +24,7 @@ export function formatRoundTripSummary(trace: Trace, options: SummaryOptions): s
       preview(typeof r.arguments === 'string' ? r.arguments : canonicalJson(r.arguments), 40),
       r.llm ? `${r.llm.channel} ${r.llm.model ?? ''}${r.llm.decidedMs !== null ? ` ${ms(r.llm.decidedMs)}` : ''}`.replace(/\s+/g, ' ') : '(no model call)',
       // No MCP call in the logs is not proof the tool never ran (a host's own tool, an unwrapped server): say what is known.
-      r.mcp ? `${r.mcp.server} tools/call${r.mcp.tool !== undefined ? ` ${r.mcp.tool}` : ''} #${String(r.mcp.id)}${r.mcp.isError ? ' ERROR' : ''}` : '(not in logs)',
+      r.mcp ? `${r.mcp.server} tools/call${r.mcp.tool !== undefined ? ` ${r.mcp.tool}` : ''} #${String(r.mcp.id)}${r.mcp.rounds ? ` in ${r.mcp.rounds.length} rounds` : ''}${r.mcp.isError ? ' ERROR' : ''}` : '(not in logs)',
       r.timing.toolMs !== undefined ? ms(r.timing.toolMs) : '-',
       r.fedBack ? `yes${r.timing.feedBackMs !== undefined ? ` +${ms(r.timing.feedBackMs)}` : ''}` : 'no',
       r.answerPreview !== null ? preview(r.answerPreview, 48) : r.result !== null ? `(result: ${preview(r.result, 38)})` : '',

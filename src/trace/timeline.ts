@@ -6,7 +6,7 @@
  * the Mermaid sequence diagram and the SVG in the html view. Pure: records and their trace in, plain data out.
  */
 import type { LogRecord } from '../log/schema.js';
-import { preview } from '../protocols/mcp.js';
+import { asObject, inputRequestsOf, preview } from '../protocols/mcp.js';
 import { canonicalJson, toolResultText, type Trace } from './link.js';
 import { parseRawObject } from '../log/reader.js';
 import { widest } from './widest.js';
@@ -35,6 +35,13 @@ export interface TimelineStep {
 export interface Timeline {
   participants: Participant[];
   steps: TimelineStep[];
+}
+
+/** What an `input_required` result asks the user, from its elicitations' messages. */
+function inputAsks(raw: string): string | undefined {
+  const result = asObject(parseRawObject(raw)?.result);
+  const asks = result ? inputRequestsOf(result).filter((a) => a.asks !== undefined) : [];
+  return asks.length ? asks.map((a) => `asks: ${a.asks}`).join('; ') : undefined;
 }
 
 /** Longest text on one arrow. */
@@ -119,7 +126,8 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
         break;
       case 'request': {
         const server = `mcp:${r.label}`;
-        const text = r.method === 'tools/call' ? `tools/call ${r.tool ?? ''} ${argumentsOf(r.raw)}` : r.method;
+        const call = r.method === 'tools/call' ? `tools/call ${r.tool ?? ''} ${argumentsOf(r.raw)}` : r.method;
+        const text = r.round !== undefined ? `${call} (round ${r.round}, with the answers)` : call;
         if (r.dir === 'c2s') add(r, 'host', server, text, 'request');
         else add(r, server, 'host', text, 'request');
         break;
@@ -128,7 +136,14 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
         const server = `mcp:${r.label}`;
         const [from, to] = r.dir === 's2c' ? [server, 'host'] : ['host', server];
         const ms = r.latencyMs !== undefined ? ` (${formatMs(r.latencyMs)})` : '';
+        const call = r.callLatencyMs !== undefined && r.resultType !== 'input_required' ? `, round ${r.round} of a call of ${formatMs(r.callLatencyMs)}` : '';
         if (r.error) add(r, from, to, `error ${r.error.code}: ${r.error.message}${ms}`, 'error');
+        else if (r.resultType === 'input_required') {
+          // Multi-round-trip (2026-07-28): the server asks, the host asks the user, and calls again.
+          add(r, from, to, `input required (round ${r.round ?? 1}): ${(r.inputRequests ?? []).join(', ')}${ms}`, 'reply');
+          const asks = inputAsks(r.raw);
+          if (asks) add(r, 'host', 'user', asks, 'request');
+        } else if (r.method === 'tools/call' && call) add(r, from, to, `${r.isError ? 'tool error' : 'result'}: ${toolResultText(parseRawObject(r.raw)?.result) ?? 'no content'} (${formatMs(r.latencyMs ?? 0)}${call})`, r.isError ? 'error' : 'reply');
         else if (r.method === 'tools/call') add(r, from, to, `${r.isError ? 'tool error' : 'result'}: ${toolResultText(parseRawObject(r.raw)?.result) ?? 'no content'}${ms}`, r.isError ? 'error' : 'reply');
         else add(r, from, to, `${r.method ?? 'response'} result${ms}`, 'reply');
         break;

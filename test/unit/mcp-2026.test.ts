@@ -10,6 +10,14 @@ import type { RecordDraft } from '../../src/log/schema.js';
 import type { Direction, Frame } from '../../src/types.js';
 import { checkRecords } from '../../src/check/check.js';
 import type { LogRecord } from '../../src/log/schema.js';
+import { linkTrace } from '../../src/trace/link.js';
+import { buildTimeline, formatTimeline } from '../../src/trace/timeline.js';
+import { formatMermaid } from '../../src/trace/mermaid.js';
+import { formatHtml } from '../../src/trace/html.js';
+import { formatPretty } from '../../src/trace/pretty.js';
+import { formatTraceJson } from '../../src/trace/json.js';
+import { buildHar } from '../../src/export/har.js';
+import { buildSpans } from '../../src/export/otlp-spans.js';
 
 type Draft = RecordDraft & Record<string, unknown>;
 
@@ -226,5 +234,62 @@ describe('tasks', () => {
     expect(records[2]).toMatchObject({ taskId: 't-9', taskRequestSeq: 0 });
     expect(records[2]!.msg).toBe('Client asks for the status of task t-9 (tasks/get), created by tools/call slow #1.');
     expect(records[3]!.msg).not.toMatch(/does not know/);
+  });
+});
+
+describe('a multi-round-trip call is one call in every view and export', () => {
+  // The same four frames as above, as the log holds them (the writer stamps v, seq, session, channel, label).
+  const logged = stdio([['c2s', DISCOVER], ['s2c', DISCOVERED], ['c2s', BOOK], ['s2c', ASKS], ['c2s', RETRY], ['s2c', BOOKED]]).map(
+    (r) => ({ ...r, v: 1, session: 'trip-s1', channel: 'stdio', label: 'trip' }) as unknown as LogRecord,
+  );
+  const trace = linkTrace(logged);
+  const timeline = buildTimeline(logged, trace);
+
+  it('trace: one round trip with its rounds, timed over the whole call; the session carries version and identities', () => {
+    expect(trace.roundTrips).toHaveLength(1);
+    const mcp = trace.roundTrips[0]!.mcp!;
+    expect(mcp.rounds).toEqual([
+      { seq: 2, latencyMs: 10, resultType: 'input_required', inputRequests: ['confirm'] },
+      { seq: 4, latencyMs: 10, resultType: 'complete' },
+    ]);
+    expect(mcp.latencyMs).toBe(30);
+    const [session] = formatTraceJson(trace).map((l) => JSON.parse(l)).filter((l) => l.type === 'session');
+    expect(session).toMatchObject({ protocolVersion: '2026-07-28', client: { name: 'trip-client' }, server: { name: 'trip-server', version: '2.0.0' }, supportedVersions: ['2026-07-28'] });
+  });
+
+  it('pretty, timeline, mermaid and html name the rounds and what the server asked', () => {
+    const pretty = formatPretty(logged, { color: false }).join('\n');
+    expect(pretty).toMatch(/tools\/call book_trip #3 round 2/);
+    const text = formatTimeline(timeline, { color: false }).join('\n');
+    expect(text).toMatch(/input required \(round 1\): confirm/);
+    expect(text).toMatch(/asks: Really book Bergen\?/);
+    expect(text).toMatch(/round 2 of a call of 30 ms/);
+    expect(formatMermaid(timeline)).toMatch(/input required \(round 1\)/);
+    const html = formatHtml(logged, trace, timeline);
+    expect(html).toMatch(/in 2 rounds \(1: asked confirm 10 ms; 2: complete 10 ms\)/);
+    expect(html).toMatch(/trip-server 2\.0\.0 \(2026-07-28\), client trip-client 2\.4\.0/);
+  });
+
+  it('HAR: each round its own entry, tied to the call by firstSeq and round', () => {
+    const entries = buildHar(logged).log.entries.filter((e) => e._mcptap.method === 'tools/call');
+    expect(entries.map((e) => [e._mcptap.round ?? 1, e._mcptap.firstSeq, e._mcptap.resultType])).toEqual([
+      [1, 2, 'input_required'],
+      [2, 2, 'complete'],
+    ]);
+    expect(entries[1]!._mcptap.callLatencyMs).toBe(30);
+    expect(entries[0]!._mcptap.protocolVersion).toBe('2026-07-28');
+  });
+
+  it('OTLP: one span for the call, its rounds as children, and mcp.protocol.version on each', () => {
+    const spans = buildSpans(logged, trace).filter((s) => s.name.startsWith('tools/call'));
+    const call = spans.find((s) => s.name === 'tools/call book_trip')!;
+    const rounds = spans.filter((s) => s.name.includes('(round'));
+    expect(rounds.map((s) => s.name)).toEqual(['tools/call book_trip (round 1)', 'tools/call book_trip (round 2)']);
+    for (const round of rounds) {
+      expect(round.parentSpanId).toBe(call.spanId);
+      expect(round.traceId).toBe(call.traceId);
+    }
+    expect(call.endTime - call.startTime).toBe(30);
+    expect(call.attributes).toMatchObject({ 'mcp.protocol.version': '2026-07-28', 'mcptap.rounds': 2 });
   });
 });
