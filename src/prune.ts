@@ -1,10 +1,11 @@
 /**
  * `mcptap prune`: delete old logs. Logs hold whatever the traffic held; keeping them bounded in time is part of
- * keeping them private. Looks only at `*.ndjson` files directly in the log folder (rotated parts included),
- * never follows symbolic links, and never recurses: it cannot delete anything mcptap did not write there.
+ * keeping them private. Looks only at `*.ndjson` files in the log folder and its subfolders (rotated parts and
+ * `mcptap demo`'s `demo-<time>/` folders included) and never follows symbolic links: it deletes only log files
+ * that are in that folder, never what a link points at.
  */
-import { lstat, readdir, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, stat, unlink } from 'node:fs/promises';
+import { findLogFiles } from './log/walk.js';
 import { McptapError } from './types.js';
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
@@ -28,20 +29,20 @@ export interface OldLog {
 
 /** The logs in `dir` last written more than `olderThanMs` ago, oldest first. */
 export async function findOldLogs(dir: string, olderThanMs: number, now: number = Date.now()): Promise<OldLog[]> {
-  let names: string[];
+  let files: string[];
   try {
-    names = await readdir(dir);
+    const info = await stat(dir);
+    if (!info.isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+    files = await findLogFiles(dir, { followLinks: false });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new McptapError('LOG_DIR_NOT_FOUND', `There is no log folder at ${dir}. Give the folder with --log-dir (mcptap writes to ./logs by default).`);
-    if (code === 'ENOTDIR') throw new McptapError('LOG_DIR_NOT_FOUND', `${dir} is a file, not a folder of logs. Give the folder with --log-dir.`);
+    if (code === 'ENOENT') throw new McptapError('LOG_DIR_NOT_FOUND', `There is no log folder at ${dir}. Give the folder of logs (mcptap writes to ./logs by default).`);
+    if (code === 'ENOTDIR') throw new McptapError('LOG_DIR_NOT_FOUND', `${dir} is a file, not a folder of logs. Give the folder of logs.`);
     throw new McptapError('LOG_DIR_UNREADABLE', `Cannot read the log folder ${dir} (${code ?? (error as Error).message}).`);
   }
   const cutoff = now - olderThanMs;
   const old: OldLog[] = [];
-  for (const name of names) {
-    if (!name.endsWith('.ndjson')) continue;
-    const file = join(dir, name);
+  for (const file of files) {
     try {
       const info = await lstat(file);
       if (info.isFile() && info.mtimeMs < cutoff) old.push({ file, bytes: info.size, mtimeMs: info.mtimeMs });

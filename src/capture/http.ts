@@ -99,14 +99,20 @@ function checkPort(port: number, text: string): number {
   return port;
 }
 
-/** Parse and check the upstream URL. */
+/**
+ * Parse and check the upstream URL. Without a scheme only HOST:PORT is taken (`127.0.0.1:11435`): a bare word
+ * (`notaurl`) is a mistake that would otherwise fail on every request, long after start-up.
+ */
 export function parseTarget(target: string): URL {
+  const bad = new McptapError('BAD_TARGET', `--target must be a URL such as http://127.0.0.1:11434, not "${redactDefaults(target)}".`);
+  const schemed = /^[a-z][a-z0-9+.-]*:\/\//i.test(target);
   let url: URL;
   try {
-    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `http://${target}`);
+    url = new URL(schemed ? target : `http://${target}`);
   } catch {
-    throw new McptapError('BAD_TARGET', `--target must be a URL such as http://127.0.0.1:11435, not "${redactDefaults(target)}".`);
+    throw bad;
   }
+  if (!schemed && url.port === '') throw bad;
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new McptapError('BAD_TARGET', `--target must be an http:// or https:// URL, not "${redactDefaults(target)}" (for WebSocket servers give the http:// URL; upgrades pass through).`);
   }

@@ -107,7 +107,7 @@ export function startStdioTap(options: StdioTapOptions, server?: SpawnedServer):
   const errorOutput = options.errorOutput ?? process.stderr;
   const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
-  const label = options.label ?? labelFromCommand(options.command, args);
+  const label = options.label ?? labelFromCommand(options.command, args, options.cwd);
   // The server starts first: its start-up, not mcptap's, is what the host waits for.
   server ??= spawnServer(options.command, args, {
     env: options.env ?? process.env,
@@ -137,7 +137,7 @@ export function startStdioTap(options: StdioTapOptions, server?: SpawnedServer):
     ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes, maxLogFiles: options.maxLogFiles ?? 0 } : {}),
   };
   const inspection = startInspection(config, options, notice);
-  if (inspection.logging) notice(`logging ${options.command} to ${logFile}`);
+  if (inspection.logging) notice(`logging ${label} to ${logFile}`);
   const tap: StdioInspection = inspection.inspector;
   /** Every record the tap writes itself goes to the inspector, after the traffic before it. */
   const record = (draft: RecordDraft): void => tap.record(draft);

@@ -6,12 +6,12 @@ import { writePrivateFile } from '../log/open-file.js';
 import { readAllRecords } from '../log/reader.js';
 import { checkRecords, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from '../check/check.js';
 import { McptapError } from '../types.js';
-import { fail, wantColor, type RegisterCommand } from './shared.js';
+import { fail, logPaths, printNote, wantColor, type RegisterCommand } from './shared.js';
 
 /** Registers `mcptap check`. */
 export const registerCheck: RegisterCommand = (cli) =>
   cli.command(
-    'check <logs..>',
+    'check [logs..]',
     'Fail (exit 1) when captures show error responses, invalid frames, unanswered requests or broken round trips',
     (y) =>
       y
@@ -36,7 +36,7 @@ export const registerCheck: RegisterCommand = (cli) =>
       }
       try {
         const problems: string[] = [];
-        const records = await readAllRecords(argv.logs as string[], { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`) });
+        const records = await readAllRecords(logPaths(argv, 'check'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote });
         if (records.length === 0) throw new McptapError('EMPTY_LOG', `no records in ${(argv.logs as string[]).join(', ')}; there is nothing to check.`);
         const report = checkRecords(records, { failOn });
         const text = argv.format === 'junit' ? formatJunit(report) : formatCheckSummary(report, { color: argv.output ? false : wantColor(argv.color as boolean | undefined) });

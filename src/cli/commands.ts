@@ -20,6 +20,9 @@ const COMMAND_FILES: Record<string, () => Promise<RegisterCommand>> = {
   ui: async () => (await import('./ui.js')).registerUi,
 };
 
+/** The words that name a command, in help order. */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMAND_FILES);
+
 /**
  * The commands `args` (mcptap's own words, before any `--`) needs registered: the one its first word names,
  * else all of them. Only the first word counts: further in, a word may be an option's value (`--name http`).

@@ -4,12 +4,13 @@
  */
 import { readAllRecords } from '../log/reader.js';
 import { diffRecords, formatDiff, hasDifferences } from '../check/diff.js';
-import { fail, type RegisterCommand } from './shared.js';
+import { McptapError } from '../types.js';
+import { fail, printNote, type RegisterCommand } from './shared.js';
 
 /** Registers `mcptap diff`. */
 export const registerDiff: RegisterCommand = (cli) =>
   cli.command(
-    'diff <a> <b>',
+    'diff [a] [b]',
     'Compare two captures of an MCP server: tools, call outcomes, latency',
     (y) =>
       y
@@ -23,8 +24,9 @@ export const registerDiff: RegisterCommand = (cli) =>
         .example('$0 diff fixtures/v1.ndjson logs/ --exit-code', 'Fail CI when the server changed its tools or answers'),
     async (argv) => {
       try {
-        const a = await readAllRecords([argv.a as string]);
-        const b = await readAllRecords([argv.b as string]);
+        if (typeof argv.a !== 'string' || typeof argv.b !== 'string') fail(new McptapError('BAD_USAGE', 'diff needs two captures, each a log file or a folder of logs, for example: mcptap diff before.ndjson logs/'));
+        const a = await readAllRecords([argv.a], { onNote: printNote });
+        const b = await readAllRecords([argv.b], { onNote: printNote });
         const report = diffRecords(a, b, { thresholdPct: argv.threshold as number, minMs: argv['min-ms'] as number, ignore: ([] as string[]).concat((argv.ignore as string | string[] | undefined) ?? []) });
         process.stdout.write(argv.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatDiff(report, [argv.a as string, argv.b as string]));
         process.exitCode = argv['exit-code'] && hasDifferences(report) ? 1 : 0;

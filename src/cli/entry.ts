@@ -1,10 +1,10 @@
 /**
  * The process entry (bin/mcptap.js imports this). Wrapping a server is the hot start — it happens every time a
- * host launches an MCP server — so when the words before `--` are plain wrap flags, the server is spawned at
- * once and only then is the stdio tap loaded: the server boots while mcptap loads. Every other command line
- * goes to the full CLI in main.ts.
+ * host launches an MCP server — so when mcptap's own words (those before the server's command) are plain wrap
+ * flags, the server is spawned at once and only then is the stdio tap loaded: the server boots while mcptap
+ * loads. Every other command line goes to the full CLI in main.ts.
  */
-import { FORWARDED_SIGNALS, parseWrapFlags } from './wrap-flags.js';
+import { FORWARDED_SIGNALS, mistypedCommand, parseWrapFlags, splitCommandLine } from './wrap-flags.js';
 import { spawnServer } from '../capture/spawn-server.js';
 import { keepYoungGenerationSmall } from '../capture/young-generation.js';
 
@@ -12,10 +12,13 @@ import { keepYoungGenerationSmall } from '../capture/young-generation.js';
 keepYoungGenerationSmall();
 
 const argv = process.argv.slice(2);
-const separator = argv.indexOf('--');
-const flags = separator === -1 ? undefined : parseWrapFlags(argv.slice(0, separator));
-if (flags) {
-  const wrapped = argv.slice(separator + 1);
+const { own, wrapped } = splitCommandLine(argv);
+const flags = wrapped === undefined || wrapped.length === 0 ? undefined : parseWrapFlags(own);
+const mistyped = mistypedCommand(argv);
+if (mistyped !== undefined) {
+  process.stderr.write(`mcptap: ${mistyped}\n`);
+  process.exit(2);
+} else if (flags && wrapped) {
   const [command, ...args] = wrapped;
   // Not early with --otlp-endpoint: a bad endpoint ends mcptap before any server should start.
   const early = command !== undefined && flags.otlpEndpoint === undefined;

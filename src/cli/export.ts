@@ -10,7 +10,7 @@ import { linkTrace } from '../trace/link.js';
 import { readAllRecords } from '../log/reader.js';
 import { sendSpans } from '../export/otlp-live.js';
 import { McptapError } from '../types.js';
-import { fail, type RegisterCommand } from './shared.js';
+import { fail, logPaths, printNote, type RegisterCommand } from './shared.js';
 
 /** The formats of `export`. */
 export const EXPORT_FORMATS = ['har', 'otlp'] as const;
@@ -18,7 +18,7 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const registerExport: RegisterCommand = (cli) =>
   cli.command(
-    'export <logs..>',
+    'export [logs..]',
     'Export logs as HAR (browser devtools, HAR viewers) or OpenTelemetry spans (OTLP/JSON)',
     (y) =>
       y
@@ -26,7 +26,7 @@ export const registerExport: RegisterCommand = (cli) =>
         .option('format', {
           alias: 'f',
           choices: EXPORT_FORMATS,
-          demandOption: 'Say which format with --format har or --format otlp',
+          demandOption: 'for example --format har (for browser devtools) or --format otlp (OpenTelemetry spans)',
           describe: 'har: a HAR 1.2 archive (one entry per HTTP exchange and per stdio MCP call); otlp: OTLP/JSON spans (one per MCP request and per LLM call, tool round trips joined)',
         })
         .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout' })
@@ -46,7 +46,7 @@ export const registerExport: RegisterCommand = (cli) =>
         }
         const linkOptions = window !== undefined ? { windowMs: window * 1000 } : {};
         const problems: string[] = [];
-        const records = await readAllRecords(argv.logs as string[], { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`) });
+        const records = await readAllRecords(logPaths(argv, 'export'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote });
         for (const p of problems.slice(0, 5)) process.stderr.write(`mcptap: skipped a line that is not a record: ${p}\n`);
         if (problems.length > 5) process.stderr.write(`mcptap: … and ${problems.length - 5} more such lines\n`);
         if (endpoint !== undefined) {

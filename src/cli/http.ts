@@ -13,7 +13,7 @@ import { redactDefaults } from '../log/redact.js';
 
 function httpOptions(y: Argv): Argv {
   return logSafetyOptions(y)
-    .option('target', { type: 'string', demandOption: 'Give the upstream with --target, for example --target http://127.0.0.1:11435', describe: 'Upstream base URL (http:// or https://), e.g. http://127.0.0.1:11435' })
+    .option('target', { type: 'string', demandOption: 'the upstream to forward to, for example --target http://127.0.0.1:11434', describe: 'Upstream base URL (http:// or https://), e.g. http://127.0.0.1:11435' })
     .option('strict-host', { type: 'boolean', default: false, describe: 'Refuse (403) proxied requests whose Host or Origin does not name this proxy, as mcptap\u2019s own pages always do (DNS rebinding)' })
     .option('listen', { type: 'string', describe: 'Where the proxy listens: PORT (binds 127.0.0.1) or HOST:PORT (default: a free port on 127.0.0.1)' })
     .option('log-dir', { type: 'string', describe: 'Folder for the log (default: $MCPTAP_LOG_DIR, else ./logs, else a per-user folder)' })

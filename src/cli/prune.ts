@@ -1,27 +1,33 @@
 /**
- * `mcptap prune --older-than 7d [--log-dir DIR] [--yes]`: list the logs older than the given age; with --yes,
- * delete them. A dry run by default, because a deleted log cannot come back.
+ * `mcptap prune --older-than 7d [--yes] [LOG_DIR]`: list the logs older than the given age in the folder and its
+ * subfolders; with --yes, delete them. A dry run by default, because a deleted log cannot come back. The folder
+ * is a word, as for view and check (`--log-dir DIR` also works, as for the taps).
  */
 import { resolveLogDir } from '../log/location.js';
 import { deleteLogs, findOldLogs, parseDuration } from '../prune.js';
+import { McptapError } from '../types.js';
 import { fail, type RegisterCommand } from './shared.js';
 
 export const registerPrune: RegisterCommand = (cli) =>
   cli.command(
-    'prune',
-    'Delete logs older than an age (a dry run unless --yes)',
+    'prune [logDir]',
+    'Delete logs older than an age, in the folder and its subfolders (a dry run unless --yes)',
     (y) =>
       y
-        .option('older-than', { type: 'string', demandOption: true, describe: 'Age of the logs to delete: 30m, 12h, 7d, 2w' })
-        .option('log-dir', { type: 'string', describe: 'Log folder (default: as for wrapping: $MCPTAP_LOG_DIR, else ./logs, else the per-user folder)' })
+        .positional('logDir', { type: 'string', describe: 'The log folder (default: as for wrapping: $MCPTAP_LOG_DIR, else ./logs, else the per-user folder)' })
+        .option('older-than', { type: 'string', demandOption: 'for example --older-than 7d (the logs last written more than a week ago)', describe: 'Age of the logs to delete: 30m, 12h, 7d, 2w' })
+        .option('log-dir', { type: 'string', describe: 'The log folder, as a flag (the same as giving it as a word)' })
         .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Delete them (without it, only list what would go)' })
         .example('$0 prune --older-than 7d', 'List the logs in ./logs older than a week')
+        .example('$0 prune --older-than 2w /tmp/mcp-logs', 'The same for another folder')
         .example('$0 prune --older-than 7d --yes', 'Delete them'),
     async (argv) => {
       try {
         const olderThan = String(argv['older-than']);
         const ms = parseDuration(olderThan);
-        const dir = resolveLogDir(typeof argv['log-dir'] === 'string' ? argv['log-dir'] : undefined);
+        const given = [argv.logDir, argv['log-dir']].filter((d): d is string => typeof d === 'string');
+        if (given.length === 2 && given[0] !== given[1]) throw new McptapError('BAD_USAGE', `give one log folder, not two (${given[0]} and ${given[1]}).`);
+        const dir = resolveLogDir(given[0]);
         const old = await findOldLogs(dir, ms);
         const total = formatBytes(old.reduce((sum, l) => sum + l.bytes, 0));
         if (old.length === 0) {

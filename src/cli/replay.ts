@@ -8,7 +8,7 @@ import { startStdioReplay } from '../replay/stdio-server.js';
 import { startHttpReplay, parseListen } from '../replay/http-server.js';
 import { MATCH_MODES, type MatchMode } from '../replay/match.js';
 import { isLoopbackHost } from '../net-safety.js';
-import { fail, type RegisterCommand } from './shared.js';
+import { fail, logPaths, type RegisterCommand } from './shared.js';
 
 function options(y: Argv): Argv {
   return y
@@ -29,7 +29,7 @@ function options(y: Argv): Argv {
 }
 
 async function run(argv: Record<string, unknown>): Promise<void> {
-  const logs = argv.logs as string[];
+  const logs = logPaths(argv, 'replay');
   try {
     if (typeof argv.listen === 'string') {
       const listen = parseListen(argv.listen);
@@ -66,10 +66,10 @@ async function run(argv: Record<string, unknown>): Promise<void> {
     // Let the last frames reach the client before leaving.
     process.stdout.write('', () => process.exit(0));
   } catch (error) {
-    fail(error, 1);
+    fail(error);
   }
 }
 
 /** Registers `mcptap replay`. */
 export const registerReplay: RegisterCommand = (cli) =>
-  cli.command('replay <logs..>', 'Stand in for a recorded MCP server (stdio) or recorded HTTP peers (--listen)', options, (argv) => run(argv));
+  cli.command('replay [logs..]', 'Stand in for a recorded MCP server (stdio) or recorded HTTP peers (--listen)', options, (argv) => run(argv));

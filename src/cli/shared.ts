@@ -12,11 +12,29 @@ export interface CliContext {
 /** Each command file exports one of these; main.ts calls them in turn. */
 export type RegisterCommand = (cli: Argv, context: CliContext) => Argv;
 
-/** Print a failure as one plain sentence and exit. Only the CLI exits; the library throws McptapError. */
-export function fail(error: unknown, exitCode = 1): never {
+/** Failures that mean the command line asked for something impossible, or the logs could not be read: exit 2. */
+const EXIT_2 = new Set(['LOG_NOT_FOUND', 'NO_LOGS', 'NOT_A_LOG', 'NO_COMMAND', 'NO_SUCH_COMMAND']);
+
+/**
+ * Print a failure as one plain sentence and exit. Only the CLI exits; the library throws McptapError. Without an
+ * exit code: 2 for a bad flag or value (`BAD_…`) and for logs that cannot be read, else 1.
+ */
+export function fail(error: unknown, exitCode?: number): never {
   const message = error instanceof McptapError ? error.message : `unexpected error: ${(error as Error)?.stack ?? String(error)}`;
   process.stderr.write(`mcptap: ${message}\n`);
-  process.exit(exitCode);
+  process.exit(exitCode ?? (error instanceof McptapError && (error.code.startsWith('BAD_') || EXIT_2.has(error.code)) ? 2 : 1));
+}
+
+/** The log files and folders a reading command was given, or the sentence saying it needs some (exit 2). */
+export function logPaths(argv: Record<string, unknown>, command: string, name = 'logs'): string[] {
+  const paths = ([] as unknown[]).concat(argv[name] ?? []).map(String);
+  if (paths.length === 0) fail(new McptapError('BAD_USAGE', `${command} needs a log file or a folder of logs, for example: mcptap ${command} logs/`));
+  return paths;
+}
+
+/** Print a note of the folder walk (a link loop skipped, a pipe refused) on stderr. */
+export function printNote(note: string): void {
+  process.stderr.write(`mcptap: ${note}\n`);
 }
 
 /** Colour on when stdout is a terminal and NO_COLOR is unset, unless a flag says otherwise. */

@@ -13,7 +13,7 @@ import { formatTraceJson } from '../trace/json.js';
 import { linkTrace } from '../trace/link.js';
 import { readAllRecords } from '../log/reader.js';
 import { McptapError } from '../types.js';
-import { fail, wantColor, type RegisterCommand } from './shared.js';
+import { fail, logPaths, printNote, wantColor, type RegisterCommand } from './shared.js';
 
 /** The output formats of `view`. */
 export const VIEW_FORMATS = ['pretty', 'timeline', 'mermaid', 'json', 'html'] as const;
@@ -21,7 +21,7 @@ export type ViewFormat = (typeof VIEW_FORMATS)[number];
 
 export const registerView: RegisterCommand = (cli) =>
   cli.command(
-    'view <logs..>',
+    'view [logs..]',
     'Show logs as one timeline, merged by time, with the LLM ↔ MCP tool round trips linked',
     (y) =>
       y
@@ -51,7 +51,7 @@ export const registerView: RegisterCommand = (cli) =>
         const out = argv.out as string | undefined;
         const color = out === undefined && wantColor(argv.color as boolean | undefined);
         const problems: string[] = [];
-        const records = await readAllRecords(argv.logs as string[], { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`) });
+        const records = await readAllRecords(logPaths(argv, 'view'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote });
         const trace = linkTrace(records, window !== undefined ? { windowMs: window * 1000 } : {});
         let text: string;
         switch (format) {

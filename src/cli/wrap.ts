@@ -1,9 +1,10 @@
 /**
- * `mcptap [options] -- <command> [args...]` (also `mcptap stdio ... -- <command>`): wrap a stdio MCP server.
+ * `mcptap [options] <command> [args...]` (also with `--` before the command, and as `mcptap stdio …`): wrap a
+ * stdio MCP server.
  * A thin layer over startStdioTap: flags in, exit code out.
  *
  * This command starts with every MCP server a host launches, so it has a fast path (entry.ts → runWrap) that
- * reads its three flags by hand and loads neither yargs nor the rest of the library. Anything the fast path
+ * reads its flags by hand and loads neither yargs nor the rest of the library. Anything the fast path
  * does not recognise (help, a typo, another command) goes through yargs as usual.
  */
 import { dirname } from 'node:path';
@@ -25,7 +26,7 @@ import type { SpawnedServer } from '../capture/spawn-server.js';
 export async function runWrap(flags: WrapFlags, wrapped: readonly string[], server?: SpawnedServer, heldSignals: readonly NodeJS.Signals[] = []): Promise<void> {
   const [command, ...args] = wrapped;
   if (!command) {
-    fail(new McptapError('NO_COMMAND', 'nothing to wrap. Put the MCP server\u2019s command after --, for example: mcptap -- python weather.py'), 2);
+    fail(new McptapError('NO_COMMAND', 'nothing to wrap. Put the MCP server\u2019s command after mcptap\u2019s options, for example: mcptap --log-dir logs python weather.py'), 2);
   }
   let live: LiveSpanExporter | undefined;
   try {
@@ -55,15 +56,15 @@ export async function runWrap(flags: WrapFlags, wrapped: readonly string[], serv
   });
 }
 
-function wrapOptions(y: Argv): Argv {
+export function wrapOptions(y: Argv): Argv {
   return logSafetyOptions(y)
     .option('log-dir', { type: 'string', describe: 'Folder for the log (default: $MCPTAP_LOG_DIR, else ./logs, else a per-user folder)' })
     .option('name', { type: 'string', describe: 'Label for the log file and records (default: the command or script name)' })
     .option('max-body', { type: 'number', default: DEFAULT_MAX_BODY, describe: 'Keep at most this many bytes of one frame in the log (traffic is never cut)' })
     .option('otlp-endpoint', { type: 'string', describe: 'Also stream OpenTelemetry spans to this OTLP/HTTP receiver, e.g. http://127.0.0.1:4318 (best-effort, never slows the traffic)' })
-    .example('$0 -- python weather.py', 'Wrap a Python MCP server; the log goes to ./logs')
-    .example('$0 --name weather --log-dir /tmp/mcp -- npx -y @modelcontextprotocol/server-everything', 'Wrap an npx server with a label and a log folder')
-    .example('"args": ["-y", "mcptap", "--", "python", "weather.py"]', 'In an mcpServers entry: command "npx" with these args');
+    .example('$0 python weather.py', 'Wrap a Python MCP server; the log goes to ./logs')
+    .example('$0 --name weather --log-dir /tmp/mcp npx -y @modelcontextprotocol/server-everything', 'Wrap an npx server with a label and a log folder')
+    .example('"args": ["-y", "mcptap", "--", "python", "weather.py"]', 'In an mcpServers entry: command "npx" with these args (-- is optional)');
 }
 
 async function runFromYargs(argv: Record<string, unknown>, context: CliContext): Promise<void> {
@@ -85,5 +86,5 @@ async function runFromYargs(argv: Record<string, unknown>, context: CliContext):
 
 export const registerWrap: RegisterCommand = (cli, context) =>
   cli
-    .command('$0', 'Wrap a stdio MCP server: mcptap [options] -- <command> [args...]', wrapOptions, (argv) => runFromYargs(argv, context))
+    .command('$0', 'Wrap a stdio MCP server: mcptap [options] <command> [args...]', wrapOptions, (argv) => runFromYargs(argv, context))
     .command('stdio', 'Same as the default command: wrap a stdio MCP server', wrapOptions, (argv) => runFromYargs(argv, context));

@@ -6,8 +6,8 @@
  *   send the result back with the history → the model answers in words.
  *
  * This is what `mcptap demo` runs and what the trace tests drive; it is deliberately the plain loop people copy,
- * so the trace shows what real agents do. The LLM clients are loaded on demand: they are devDependencies, and
- * nothing else in mcptap needs them.
+ * so the trace shows what real agents do. The LLM clients are dependencies of mcptap, loaded on demand: nothing
+ * but the demo needs them, and every other command starts faster without them.
  */
 import { McptapError } from '../types.js';
 
@@ -27,7 +27,7 @@ export interface Toolbox {
 
 /**
  * What a toolbox needs of an MCP client: the SDK's Client has these two methods. Described structurally so this
- * module does not import the SDK (a devDependency) when nothing uses the demo.
+ * module does not load the SDK when nothing uses the demo.
  */
 export interface McpToolClient {
   listTools(): Promise<{ tools: { name: string; description?: string; inputSchema: unknown }[] }>;
@@ -166,11 +166,11 @@ async function streamOpenAi(openai: OpenAiClient, body: Omit<import('openai').Op
   return message;
 }
 
-/** Import an optional package, or say plainly how to get it. */
+/** Import a package the demo needs (a dependency of mcptap), or say plainly that the installation is broken. */
 export async function load<T>(name: string): Promise<T> {
   try {
     return (await import(name)) as T;
   } catch (error) {
-    throw new McptapError('DEMO_DEPENDENCY', `the demo needs the ${name} package, a development dependency of mcptap. Run npm install in the mcptap folder (without --omit=dev) and try again.`, { cause: error });
+    throw new McptapError('DEMO_DEPENDENCY', `the demo could not load ${name}, which is installed with mcptap (${(error as Error).message}). Reinstall mcptap (npm install mcptap) and try again.`, { cause: error });
   }
 }

@@ -10,7 +10,7 @@
  * - the agent loop of MCP tutorials, with the real `ollama` (or `openai`) npm client.
  * Then the logs are read back, linked and printed: the timeline and the round-trip table.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startHttpTap } from '../capture/http.js';
@@ -59,11 +59,23 @@ export interface DemoResult {
 const MODELS: Record<DemoClient, string> = { ollama: 'qwen2.5:3b', openai: 'Qwen/Qwen2.5-32B-Instruct' };
 const PROMPTS: Record<DemoClient, string> = { ollama: 'what is the weather in California?', openai: 'what is the weather in Shanghai?' };
 
-/** Run the demo and return its report; the caller prints it. */
+/** Run the demo and return its report; the caller prints it. A demo that fails takes back what it wrote. */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
-  const client = options.client ?? 'ollama';
   const logDir = options.logDir ?? join(resolveLogDir(undefined), `demo-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`);
-  mkdirSync(logDir, { recursive: true, mode: 0o700 });
+  const before = existsSync(logDir) ? new Set(readdirSync(logDir)) : undefined;
+  // The first folder this call creates (undefined when logDir was there already): what a failure removes.
+  const created = mkdirSync(logDir, { recursive: true, mode: 0o700 });
+  try {
+    return await runInFolder(logDir, options);
+  } catch (error) {
+    if (created !== undefined) rmSync(created, { recursive: true, force: true });
+    else for (const name of readdirSync(logDir)) if (!before?.has(name)) rmSync(join(logDir, name), { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function runInFolder(logDir: string, options: DemoOptions): Promise<DemoResult> {
+  const client = options.client ?? 'ollama';
   const say = options.progress ?? (() => {});
   const color = options.color ?? false;
 
@@ -82,7 +94,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const agent = client === 'ollama' ? runOllamaAgent : runOpenAiAgent;
     const prompt = options.prompt ?? PROMPTS[client];
     say(`agent (${client} npm client): "${prompt}"`);
-    run = await agent({ baseUrl: tap.url, model: options.model ?? MODELS[client], prompt, toolbox: mcp.toolbox });
+    run = await agent({ baseUrl: tap.url, model: options.model ?? MODELS[client], prompt, toolbox: mcp.toolbox }).catch((error: unknown) => {
+      const why = (error as Error)?.message ?? String(error);
+      throw new McptapError('DEMO_AGENT', `the demo's agent got no answer from the LLM at ${upstream.url} (${why})${options.llmUrl !== undefined ? '; check that it is running and that --llm is right' : ''}.`, { cause: error });
+    });
   } finally {
     // Closing the MCP client ends the wrapper's stdin, so the server exits and the wrapper flushes its log.
     for (const cleanup of cleanups) await cleanup().catch(() => {});

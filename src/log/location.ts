@@ -4,9 +4,9 @@
  * Hosts such as Claude Desktop start MCP servers with the working directory `/`, where `./logs` cannot be
  * created; a log that silently goes nowhere defeats the tool, so the default falls back to a per-user folder.
  */
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 /**
@@ -32,12 +32,20 @@ export function logFileName(label: string, date: Date = new Date(), pid: number 
   return `${safeLabel(label)}-${compactUtc(date)}-${pid}.ndjson`;
 }
 
-/** A label from a wrapped command: the script or package for runtimes (`node weather.js` → `weather`), else the command's base name. */
-export function labelFromCommand(command: string, args: readonly string[] = []): string {
+/**
+ * A label from a wrapped command: the script or package for runtimes (`node weather.js` → `weather`), else the
+ * command's base name. A JavaScript runtime running a file with a name that says nothing (`node
+ * pkg/dist/index.js`) takes the name of the package the file is in (its nearest package.json, scope left out).
+ */
+export function labelFromCommand(command: string, args: readonly string[] = [], cwd = process.cwd()): string {
   const base = basename(command).replace(/\.(exe|cmd|bat|js|mjs|cjs|py)$/i, '');
   // `node server.js`, `python weather.py`, `npx -y pkg`: the script or package says more than the runtime.
   if (/^(node|python3?|uv|uvx|npx|bun|deno|tsx)$/i.test(base)) {
     const script = scriptOf(base, args);
+    if (script && JS_RUNTIMES.test(base) && GENERIC_ENTRY.test(basename(script).replace(/\.[cm]?[jt]s$/i, ''))) {
+      const name = packageNameOf(resolve(cwd, script));
+      if (name) return safeLabel(name.replace(/^@[^/]+\//, ''));
+    }
     if (script) {
       // `@scope/pkg@1.2.3` → `pkg`, `mcp-server-git==2025.1.14` → `mcp-server-git`: the version is not the name.
       const name = basename(script).replace(/(?<=.)@[^/@]*$/, '').replace(/(==|>=|<=|~=).*$/, '');
@@ -45,6 +53,30 @@ export function labelFromCommand(command: string, args: readonly string[] = []):
     }
   }
   return safeLabel(base);
+}
+
+const JS_RUNTIMES = /^(node|bun|deno|tsx)$/i;
+/** Entry-file names shared by most packages: the package's own name says which server it is. */
+const GENERIC_ENTRY = /^(index|main|server|cli|app|start|run|stdio|mcp)$/i;
+/** How many folders up from a script its package.json is looked for. */
+const PACKAGE_SEARCH_DEPTH = 8;
+
+/** The `name` of the nearest package.json above a file, or undefined (none within reach, unreadable, unnamed). */
+function packageNameOf(file: string): string | undefined {
+  let dir = dirname(file);
+  for (let i = 0; i < PACKAGE_SEARCH_DEPTH; i++) {
+    try {
+      const name: unknown = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown }).name;
+      // A package.json without a name (a folder's `{"type": "module"}`) is not the package: keep looking up.
+      if (typeof name === 'string' && name !== '') return name;
+    } catch {
+      // no package.json here, or not JSON
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+  return undefined;
 }
 
 /** Flags whose value is inline code, per runtime: a snippet is no name, the runtime's own name says more. */

@@ -1,16 +1,16 @@
 /**
  * Reads logs back: the only way anything in mcptap (view, trace, replay, check, diff, export) reads a log.
  *
- * Accepts files and folders (every `*.ndjson` inside), merges many logs into one stream ordered by time (ties
+ * Accepts files and folders (every `*.ndjson` inside, subfolders too), merges many logs into one stream ordered by time (ties
  * broken by file order, then `seq`), and migrates records of older format versions to the current one. A line
  * that is not a record is reported through `onProblem` with its file and line number, never thrown.
  */
 import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { McptapError } from '../types.js';
 import { LOG_FORMAT_VERSION, type LogRecord } from './schema.js';
+import { findLogFiles, refuseSpecialFile } from './walk.js';
 
 /** Something wrong with one line of a log, said plainly. */
 export interface LogProblem {
@@ -22,6 +22,8 @@ export interface LogProblem {
 export interface ReadLogsOptions {
   /** Called for each line that is not a valid record. Defaults to ignoring them. */
   onProblem?: (problem: LogProblem) => void;
+  /** Called for what a folder walk skipped (a symbolic-link loop, a named pipe), one sentence each. */
+  onNote?: (note: string) => void;
 }
 
 /** A record and where it came from. */
@@ -31,8 +33,12 @@ export interface SourcedRecord {
   line: number;
 }
 
-/** The log files a list of paths names: files as given, folders expanded to their `*.ndjson` (sorted). */
-export async function listLogFiles(paths: readonly string[]): Promise<string[]> {
+/**
+ * The log files a list of paths names: files as given, folders expanded to every `*.ndjson` in them and their
+ * subfolders (walk.ts). A path that is missing, a folder without logs, or a pipe, socket or device is an error
+ * with a sentence; what a walk skips goes to `onNote`.
+ */
+export async function listLogFiles(paths: readonly string[], options: Pick<ReadLogsOptions, 'onNote'> = {}): Promise<string[]> {
   const files: string[] = [];
   for (const path of paths) {
     let info;
@@ -41,12 +47,14 @@ export async function listLogFiles(paths: readonly string[]): Promise<string[]> 
     } catch {
       throw new McptapError('LOG_NOT_FOUND', `There is no log at ${path}. Give a log file or a folder of logs (mcptap writes them to ./logs by default).`);
     }
-    if (info.isDirectory()) {
-      const names = (await readdir(path)).filter((n) => n.endsWith('.ndjson')).sort();
-      files.push(...names.map((n) => join(path, n)));
-    } else {
+    refuseSpecialFile(path, info);
+    if (!info.isDirectory()) {
       files.push(path);
+      continue;
     }
+    const found = await findLogFiles(path, { followLinks: true, ...(options.onNote ? { onNote: options.onNote } : {}) });
+    if (found.length === 0) throw new McptapError('NO_LOGS', `There are no logs in ${path}: no *.ndjson file in it or its subfolders. Give the folder mcptap wrote to (./logs by default) or a log file.`);
+    files.push(...found);
   }
   return files;
 }
@@ -106,7 +114,7 @@ export async function* readLogFile(file: string, options: ReadLogsOptions = {}):
  * exactly that of merging every file at once.
  */
 export async function* readLogs(paths: readonly string[], options: ReadLogsOptions = {}): AsyncGenerator<SourcedRecord> {
-  const files = await listLogFiles(paths);
+  const files = await listLogFiles(paths, options);
   // Files not yet opened, by the time of their first record (then list order).
   const waiting: { file: string; order: number; first: SourcedRecord }[] = [];
   for (const [order, file] of files.entries()) {

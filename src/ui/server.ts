@@ -59,7 +59,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const pollMs = options.pollMs ?? DEFAULT_UI_POLL_MS;
   const maxRecords = options.maxRecords ?? DEFAULT_UI_MAX_RECORDS;
   const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
-  const tail = new LogTail(options.logDir);
+  const tail = new LogTail(options.logDir, { recursive: true });
   let records: LogRecord[] = [];
   const clients = new Set<WebSocket>();
   let boundPort = port;

@@ -1,5 +1,5 @@
 /**
- * Follows a log folder: every `*.ndjson` file in it, those there at the start (read whole: the backfill) and
+ * Follows a log folder: every `*.ndjson` file in it (and its subfolders, when asked), those there at the start (read whole: the backfill) and
  * those that appear later, each read from where the last look stopped. Lines are parsed by the log reader
  * (`parseRecordLine`), so records come out migrated like every other reader's; a line still being written (no
  * newline yet) waits for the next look.
@@ -12,6 +12,7 @@ import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LogRecord } from '../log/schema.js';
 import { parseRecordLine } from '../log/reader.js';
+import { findLogFiles } from '../log/walk.js';
 
 /** Most bytes read from one file per look, so a huge backlog is taken in steps and the server stays responsive. */
 const MAX_READ = 4 * 1024 * 1024;
@@ -29,6 +30,8 @@ export interface LogTailOptions {
   accept?: (line: string) => boolean;
   /** A file to leave out (the caller's own log). */
   skip?: string;
+  /** Also follow the logs in subfolders (the ui: `mcptap demo` writes into logs/demo-<time>/). */
+  recursive?: boolean;
 }
 
 /** Reads new records from a log folder each time `poll` is called. */
@@ -43,9 +46,11 @@ export class LogTail {
 
   /** Records written since the last call (all of them on the first), in file order per file. */
   async poll(): Promise<LogRecord[]> {
-    let names: string[];
+    let files: string[];
     try {
-      names = (await readdir(this.dir)).filter((n) => n.endsWith('.ndjson')).sort();
+      files = this.options.recursive
+        ? await findLogFiles(this.dir, { followLinks: true })
+        : (await readdir(this.dir)).filter((n) => n.endsWith('.ndjson')).sort().map((n) => join(this.dir, n));
     } catch {
       // The folder does not exist yet (no tap has written to it): nothing to show so far.
       return [];
@@ -53,8 +58,7 @@ export class LogTail {
     const out: LogRecord[] = [];
     const first = this.first;
     this.first = false;
-    for (const name of names) {
-      const file = join(this.dir, name);
+    for (const file of files) {
       if (file === this.options.skip) continue;
       let state = this.files.get(file);
       if (!state) {

@@ -4,7 +4,8 @@
  * hand and in bench/, not here.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -52,7 +53,24 @@ describe('mcptap demo', () => {
       () => undefined,
       (error: { code: number; stderr: string }) => error,
     );
-    expect(bad?.code).toBe(1);
+    expect(bad?.code).toBe(2);
     expect(bad?.stderr).toBe('mcptap: --speed must be a number, 0 or more (0 plays the recording without pauses), not -1.\n');
+  });
+
+  it('a demo that fails takes back what it wrote: its folder, and ./logs when it made that too', async () => {
+    // A port nothing listens on: the agent's first model call fails.
+    const server = createServer().listen(0, '127.0.0.1');
+    await new Promise((done) => server.once('listening', done));
+    const { port } = server.address() as { port: number };
+    await new Promise((done) => server.close(done));
+    const cwd = fresh().replace(/logs$/, '');
+    const failed = await run(process.execPath, [join(process.cwd(), 'bin/mcptap.js'), 'demo', '--llm', `http://127.0.0.1:${port}`], { cwd }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toMatch(/^mcptap: /m);
+    expect(readdirSync(cwd)).toEqual([]);
+    expect(existsSync(join(cwd, 'logs'))).toBe(false);
   });
 });

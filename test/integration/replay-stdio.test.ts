@@ -61,14 +61,14 @@ describe('stdio replay', () => {
     await expect(replay({ logs: 'fixtures/captures/roundtrip' })).resolves.toMatchObject({ command: process.execPath });
   });
 
-  test('stdout carries only the recorded frames; a missing log is one plain sentence and exit 1', async () => {
+  test('stdout carries only the recorded frames; a missing log is one plain sentence and exit 2', async () => {
     const child = spawn(process.execPath, ['bin/mcptap.js', 'replay', 'no/such/log.ndjson'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const [code] = (await once(child, 'exit')) as [number];
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(out).toBe('');
     expect(err).toBe('mcptap: There is no log at no/such/log.ndjson. Give a log file or a folder of logs (mcptap writes them to ./logs by default).\n');
   });

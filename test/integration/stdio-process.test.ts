@@ -191,8 +191,8 @@ describe('the command line', () => {
     const run = start(['--help']);
     expect((await run.done).code).toBe(0);
     const help = run.stdout();
-    expect(help).toContain('Usage: mcptap [options] -- <command> [args...]');
-    for (const word of ['--log-dir', '--name', '--max-body', 'mcptap -- python weather.py', 'view']) expect(help).toContain(word);
+    expect(help).toContain('Usage: mcptap [options] <command> [args...]');
+    for (const word of ['--log-dir', '--name', '--max-body', 'mcptap python weather.py', 'view']) expect(help).toContain(word);
   });
 
   test('nothing after -- is a plain sentence and exit 2', async () => {
@@ -200,7 +200,7 @@ describe('the command line', () => {
       const run = start(words);
       run.child.stdin.end();
       expect((await run.done).code, `${words.join(' ')}: ${run.stderr()}`).toBe(2);
-      expect(run.stderr()).toBe('mcptap: nothing to wrap. Put the MCP server\u2019s command after --, for example: mcptap -- python weather.py\n');
+      expect(run.stderr()).toBe('mcptap: nothing to wrap. Put the MCP server\u2019s command after mcptap\u2019s options, for example: mcptap --log-dir logs python weather.py\n');
       expect(run.stdout()).toBe('');
     }
   });

@@ -82,7 +82,7 @@ describe('the SDK client sees the same session through mcptap', () => {
 
   test('stderr is relayed; mcptap adds only its one line saying where the log is', () => {
     const [first, ...rest] = tapped.stderr.split('\n');
-    expect(first).toMatch(new RegExp(`^mcptap: logging node to ${logDir}/index-\\d{8}T\\d{6}Z-\\d+\\.ndjson$`));
+    expect(first).toMatch(new RegExp(`^mcptap: logging server-everything to ${logDir}/server-everything-\\d{8}T\\d{6}Z-\\d+\\.ndjson$`));
     expect(rest.join('\n')).toBe(direct.stderr);
   });
 });

@@ -90,9 +90,9 @@ describe('mcptap view', () => {
     expect(stderr).toBe(`mcptap: skipped a line that is not a record: ${other}:2: not JSON (a torn write, or not an mcptap log)\n`);
   });
 
-  test('a missing log is a plain sentence', async () => {
+  test('a missing log is a plain sentence, exit 2 (could not read)', async () => {
     const { code, stdout, stderr } = await run(['view', join(root, 'nope')]);
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr).toMatch(/^mcptap: There is no log at .*nope\. Give a log file or a folder of logs/);
   });

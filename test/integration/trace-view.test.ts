@@ -95,7 +95,7 @@ describe('mcptap view formats', () => {
 
   it('says plainly what is wrong with bad input', async () => {
     const missing = await run(process.execPath, [BIN, 'view', join(root, 'nope')]).catch((e: { code: number; stderr: string }) => e);
-    expect(missing).toMatchObject({ code: 1 });
+    expect(missing).toMatchObject({ code: 2 });
     expect((missing as { stderr: string }).stderr).toContain('There is no log at');
     const window = await run(process.execPath, [BIN, 'view', '--window', '-3', dir]).catch((e: { code: number; stderr: string }) => e);
     expect((window as { stderr: string }).stderr).toBe('mcptap: --window must be a number of seconds (0 or more), not -3.\n');

@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -43,7 +44,7 @@ describe('names', () => {
   test('labelFromCommand prefers the script or package for runtimes', () => {
     expect(labelFromCommand('python', ['weather.py'])).toBe('weather');
     expect(labelFromCommand('/usr/bin/python3', ['-u', '/srv/weather.py'])).toBe('weather');
-    expect(labelFromCommand('node', ['dist/index.js', 'stdio'])).toBe('index');
+    expect(labelFromCommand('node', ['dist/index.js', 'stdio'], root)).toBe('index');
     expect(labelFromCommand('npx', ['-y', '@modelcontextprotocol/server-everything'])).toBe('server-everything');
     expect(labelFromCommand('uv', ['run', 'server.py'])).toBe('server');
     expect(labelFromCommand('/opt/srv.exe', [])).toBe('srv');
@@ -56,8 +57,21 @@ describe('names', () => {
     expect(labelFromCommand('python3', ['-c', 'import weather; weather.main()'])).toBe('python3');
     expect(labelFromCommand('python', ['-m', 'weather_server'])).toBe('weather_server');
     expect(labelFromCommand('python', ['-u', '-m', 'mcp_server_git', '--repository', '.'])).toBe('mcp_server_git');
-    expect(labelFromCommand('node', ['--import', 'tsx', 'server.ts'])).toBe('server');
+    expect(labelFromCommand('node', ['--import', 'tsx', 'server.ts'], root)).toBe('server');
     expect(labelFromCommand('npx', ['-y', '-p', 'pkg-a', 'tool-b'])).toBe('tool-b');
+  });
+  test('a file with a name that says nothing takes the name of its package, without the scope', () => {
+    const pkg = join(root, 'node_modules', '@acme', 'weather-server');
+    mkdirSync(join(pkg, 'dist', 'bin'), { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: '@acme/weather-server', version: '1.0.0' }));
+    // A nameless package.json (a folder's {"type": "module"}) is not the package.
+    writeFileSync(join(pkg, 'dist', 'package.json'), '{"type":"module"}');
+    expect(labelFromCommand('node', [join(pkg, 'dist', 'index.js')])).toBe('weather-server');
+    expect(labelFromCommand('/usr/local/bin/node', ['node_modules/@acme/weather-server/dist/bin/cli.mjs', 'stdio'], root)).toBe('weather-server');
+    expect(labelFromCommand('bun', ['run', join(pkg, 'dist', 'server.js')])).toBe('weather-server');
+    // A file that names itself keeps its name; so does one outside any package.
+    expect(labelFromCommand('node', [join(pkg, 'dist', 'weather.js')])).toBe('weather');
+    expect(labelFromCommand('node', ['elsewhere/index.js'], root)).toBe('index');
   });
   test('a package version is not part of the name', () => {
     expect(labelFromCommand('npx', ['-y', '@modelcontextprotocol/server-everything@latest'])).toBe('server-everything');
