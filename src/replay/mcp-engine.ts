@@ -53,18 +53,57 @@ export interface ReplayScript {
   session: string;
   label: string;
   steps: ScriptStep[];
+  /**
+   * MCP 2026-07-28: the `server/discover` result to give a live client whose discover the session itself does not
+   * hold (the SDK v2 client asks it of a short-lived probe process, whose log is another one).
+   */
+  discover?: Record<string, unknown>;
 }
 
-/** Which recorded sessions a set of records holds (only those with JSON-RPC frames). */
+/**
+ * Which recorded sessions a set of records holds (only those with JSON-RPC frames). A version probe (a session
+ * whose client asked only server/discover) is not one to replay when there are others: its answer is.
+ */
 export function mcpSessions(records: readonly LogRecord[]): { session: string; label: string; frames: number }[] {
-  const found = new Map<string, { session: string; label: string; frames: number }>();
+  const found = new Map<string, { session: string; label: string; frames: number; probe: boolean }>();
   for (const r of records) {
     if (!isFrameRecord(r)) continue;
-    const entry = found.get(r.session) ?? { session: r.session, label: r.label, frames: 0 };
+    const entry = found.get(r.session) ?? { session: r.session, label: r.label, frames: 0, probe: true };
     entry.frames++;
+    if (r.kind === 'request' && r.dir === 'c2s' && r.method !== 'server/discover') entry.probe = false;
     found.set(r.session, entry);
   }
-  return [...found.values()];
+  const all = [...found.values()];
+  const real = all.filter((s) => !s.probe);
+  return (real.length > 0 ? real : all).map(({ session, label, frames }) => ({ session, label, frames }));
+}
+
+/**
+ * The server/discover result a replay gives: the one recorded in these logs (the probe's), else one made of
+ * what a 2026-07-28 session shows (its revisions, the server's identity, the kinds of methods it answered).
+ * A 2025 session gets none: a 2025 server does not know server/discover, and its -32601 makes a client fall back.
+ */
+function discoverResult(records: readonly LogRecord[], steps: readonly ScriptStep[]): Record<string, unknown> | undefined {
+  for (const r of records) {
+    if (r.kind === 'response' && r.method === 'server/discover' && !r.error) {
+      const result = parseRawObject(r.raw)?.result;
+      if (result && typeof result === 'object') return result as Record<string, unknown>;
+    }
+  }
+  const versions = new Set<string>();
+  const capabilities: Record<string, unknown> = {};
+  let serverInfo: unknown;
+  for (const step of steps) {
+    const meta = (step.json?.params as Record<string, unknown> | undefined)?._meta as Record<string, unknown> | undefined;
+    const version = meta?.['io.modelcontextprotocol/protocolVersion'];
+    if (step.dir === 'c2s' && typeof version === 'string') versions.add(version);
+    const prefix = step.method?.split('/')[0];
+    if (step.dir === 'c2s' && (prefix === 'tools' || prefix === 'resources' || prefix === 'prompts')) capabilities[prefix] = {};
+    const result = step.json?.result as Record<string, unknown> | undefined;
+    serverInfo ??= (result?._meta as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/serverInfo'];
+  }
+  if (versions.size === 0) return undefined;
+  return { supportedVersions: [...versions], capabilities, resultType: 'complete', ...(serverInfo ? { _meta: { 'io.modelcontextprotocol/serverInfo': serverInfo } } : {}) };
 }
 
 type FrameRecord = Extract<LogRecord, { kind: 'request' | 'response' | 'notification' | 'invalid' }>;
@@ -133,7 +172,12 @@ export function buildScript(records: readonly LogRecord[], session?: string): Re
     stepBySeq.set(r.seq, index);
     steps.push(step);
   }
-  return { session: chosen.session, label: chosen.label, steps };
+  const script: ReplayScript = { session: chosen.session, label: chosen.label, steps };
+  if (!steps.some((s) => s.kind === 'request' && s.method === 'server/discover')) {
+    const discover = discoverResult(records, steps);
+    if (discover) script.discover = discover;
+  }
+  return script;
 }
 
 function findRequest(steps: readonly ScriptStep[], dir: 'c2s' | 's2c', id: JsonRpcId | null): number | undefined {
@@ -187,6 +231,7 @@ export interface EngineOptions {
 /** The replaying server for one live client: `start()` once, then `receive(line)` for each client line. */
 export class McpReplayEngine {
   private readonly steps: ScriptStep[];
+  private readonly discover: Record<string, unknown> | undefined;
   private readonly mode: MatchMode;
   private readonly source: string;
   private readonly consumed: boolean[];
@@ -212,6 +257,7 @@ export class McpReplayEngine {
 
   constructor(script: ReplayScript, options: EngineOptions = {}) {
     this.steps = script.steps;
+    this.discover = script.discover;
     this.mode = options.match ?? 'params';
     this.source = options.source ?? 'the capture';
     this.consumed = this.steps.map(() => false);
@@ -289,6 +335,11 @@ export class McpReplayEngine {
           if (token !== undefined) this.liveTokens.set(step, token);
           this.consume(step);
           this.answered++;
+          return;
+        }
+        if (message.method === 'server/discover' && this.discover) {
+          // The SDK v2 client probes before its session; the answer comes from the probe's log or the session.
+          out.frames.push(line({ jsonrpc: '2.0', id: message.id, result: this.discover }));
           return;
         }
         if (message.method === 'ping') {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startHttpTap, readAllRecords, listLogFiles, type LogRecord } from '../../src/index.js';
+import { startHttpTap, readAllRecords, listLogFiles, replay, type LogRecord } from '../../src/index.js';
 import { checkRecords } from '../../src/check/check.js';
 import { httpTransport, runTripScenario, startTripServer, stdioTransport, TRIP_SERVER } from '../support/v2-scenario.mjs';
 
@@ -101,6 +101,18 @@ describe('concurrent SDK v2 clients over stateless Streamable HTTP, through mcpt
       expect(done.callLatencyMs).toBeGreaterThanOrEqual(done.latencyMs as number);
     }
   });
+
+  it('mcptap replay serves every round back to the same concurrent clients, with identical results', async () => {
+    const files = await listLogFiles([logDir]);
+    const server = await replay({ logs: files, listen: 0, noDelay: true });
+    try {
+      const replayed = await Promise.all(CLIENTS.map((c) => runTripScenario(httpTransport(`${server.url}/mcp`), c)));
+      expect(replayed).toEqual(direct);
+      expect(server.misses).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
 });
 
 describe('an SDK v2 client over stdio, through the mcptap wrapper', () => {
@@ -145,4 +157,9 @@ describe('an SDK v2 client over stdio, through the mcptap wrapper', () => {
     expect(done).toMatchObject({ round: 2 });
     expect(session.find((r) => r.seq === done.firstSeq)).toMatchObject({ tool: 'book_trip', kind: 'request' });
   });
+
+  it('mcptap replay of the log folder stands in for the server, the probe included, with identical results', async () => {
+    const server = await replay({ logs: logDir, noDelay: true });
+    expect(await runTripScenario(stdioTransport(server.command, server.args))).toEqual(direct);
+  }, 30_000);
 });
