@@ -9,22 +9,28 @@
  * - `broken`      broken round trips from the cross-channel trace (trace/link.ts): a tool call the model asked
  *                 for that none of the MCP servers in the logs ran, or a tool result never fed back to the model
  *                 (give the LLM proxy's log and the servers' logs together; an LLM log alone proves nothing);
- * - `tool-errors` tools/call results with `isError: true` (off by default: a tool may fail by design).
+ * - `tool-errors` tools/call results with `isError: true` (off by default: a tool may fail by design);
+ * - `start`       a server that never started: mcptap could not spawn it, it exited with 126 or 127 (not
+ *                 executable, not found: what shells say), or it exited with an error before it said anything.
+ *
+ * Counts stay true when the log lost records (the writer drops them when the disk falls behind, and says how
+ * many): a request with no response in such a log is `unknown`, not unanswered.
  */
 import type { LogRecord } from '../log/schema.js';
 import { linkTrace } from '../trace/link.js';
 
 /** What check can fail on. */
-export type CheckSignal = 'errors' | 'invalid' | 'unanswered' | 'broken' | 'tool-errors';
+export type CheckSignal = 'start' | 'errors' | 'invalid' | 'unanswered' | 'broken' | 'tool-errors';
 
 /** Every signal, in report order. */
-export const CHECK_SIGNALS: readonly CheckSignal[] = ['errors', 'invalid', 'unanswered', 'broken', 'tool-errors'];
+export const CHECK_SIGNALS: readonly CheckSignal[] = ['start', 'errors', 'invalid', 'unanswered', 'broken', 'tool-errors'];
 
 /** Signals that fail a check unless --fail-on says otherwise. */
-export const DEFAULT_FAIL_ON: readonly CheckSignal[] = ['errors', 'invalid', 'unanswered', 'broken'];
+export const DEFAULT_FAIL_ON: readonly CheckSignal[] = ['start', 'errors', 'invalid', 'unanswered', 'broken'];
 
 /** What each signal checks, as a test name in JUnit reports. */
 export const SIGNAL_TITLES: Record<CheckSignal, string> = {
+  start: 'every server started',
   errors: 'no error responses',
   invalid: 'no invalid frames (stdout pollution, broken lines)',
   unanswered: 'every request answered',
@@ -50,7 +56,14 @@ export interface SessionSummary {
   label: string;
   channel: string;
   records: number;
+  /** Requests known to have been sent: logged, or named by a `pending` record whose request the log lost. */
   requests: number;
+  /** Calls to an LLM API (`llm-request` records): what an LLM proxy's session is made of. */
+  llmCalls: number;
+  /** Records the log says it dropped (the disk fell behind the traffic). */
+  dropped: number;
+  /** Requests with no response in a log that dropped records: whether they were answered is not known. */
+  unknown: number;
   counts: Record<CheckSignal, number>;
 }
 
@@ -71,7 +84,7 @@ export function checkRecords(records: readonly LogRecord[], options: { failOn?: 
   const summary = (r: LogRecord): SessionSummary => {
     let s = sessions.get(r.session);
     if (!s) {
-      s = { session: r.session, label: r.label, channel: r.channel, records: 0, requests: 0, counts: { errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } };
+      s = { session: r.session, label: r.label, channel: r.channel, records: 0, requests: 0, llmCalls: 0, dropped: 0, unknown: 0, counts: { start: 0, errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } };
       sessions.set(r.session, s);
     }
     return s;
@@ -86,6 +99,9 @@ export function checkRecords(records: readonly LogRecord[], options: { failOn?: 
   const requests = new Map<string, Extract<LogRecord, { kind: 'request' }>>();
   const settled = new Set<string>();
   const key = (session: string, seq: number): string => `${session}#${seq}`;
+  /** `pending` records whose request the log lost: requests all the same. */
+  const pendingOnly: { session: string; requestSeq: number }[] = [];
+
   for (const r of records) {
     const s = summary(r);
     s.records++;
@@ -111,11 +127,18 @@ export function checkRecords(records: readonly LogRecord[], options: { failOn?: 
         break;
       case 'pending':
         settled.add(key(r.session, r.requestSeq));
+        pendingOnly.push({ session: r.session, requestSeq: r.requestSeq });
         // A subscription (subscriptions/listen) is a stream that ends, not a call left unanswered.
         if (!r.subscription) find('unanswered', r, r.msg);
         break;
       case 'llm-error':
         find('errors', r, r.msg);
+        break;
+      case 'llm-request':
+        s.llmCalls++;
+        break;
+      case 'lifecycle':
+        s.dropped += droppedCount(r);
         break;
       case 'http-response':
         if (r.status >= 500) find('errors', r, r.msg);
@@ -124,10 +147,18 @@ export function checkRecords(records: readonly LogRecord[], options: { failOn?: 
         break;
     }
   }
+  for (const p of pendingOnly) if (!requests.has(key(p.session, p.requestSeq))) sessions.get(p.session)!.requests++;
   for (const [k, request] of requests) {
     if (settled.has(k)) continue;
+    const s = sessions.get(request.session)!;
+    // Its response may be among the records the log dropped.
+    if (s.dropped > 0) {
+      s.unknown++;
+      continue;
+    }
     find('unanswered', request, `${request.dir === 'c2s' ? 'The client' : 'The server'}'s request ${request.method}${request.tool ? ` ${request.tool}` : ''} #${String(request.id)} has no response in the log (the log ends before it was answered).`);
   }
+  for (const failed of startFailures(records)) find('start', failed.record, failed.message);
   for (const d of linkTrace(records).diagnostics) {
     // Only what the linker is sure of: with no MCP log at all it cannot tell where a tool ran (level info).
     if ((d.code !== 'tool-not-run' && d.code !== 'result-not-fed-back') || d.level !== 'warn') continue;
@@ -135,6 +166,40 @@ export function checkRecords(records: readonly LogRecord[], options: { failOn?: 
   }
   findings.sort((a, b) => a.time - b.time);
   return { sessions: [...sessions.values()], findings, failOn, failed: findings.some((f) => failOn.includes(f.signal)) };
+}
+
+/** How many records a lifecycle warning says the log dropped (`dropped`; older logs say it only in `msg`). */
+function droppedCount(r: Extract<LogRecord, { kind: 'lifecycle' }>): number {
+  if (r.event !== 'warning') return 0;
+  if (typeof r.dropped === 'number') return r.dropped;
+  const m = /^(\d+) records were dropped before this point/.exec(r.msg);
+  return m ? Number(m[1]) : 0;
+}
+
+/**
+ * Servers that never started, one finding each: the spawn failed (a stdio start with no child), the server
+ * exited with 126 or 127 (not executable, not found: what shells say when they could not run it), or it exited
+ * with any other error before it sent a single frame.
+ */
+function startFailures(records: readonly LogRecord[]): { record: LogRecord; message: string }[] {
+  const spoke = new Set<string>();
+  /** Wrapped servers by session: whether a child was spawned, and mcptap's last warning. */
+  const wrapped = new Map<string, { spawned: boolean; warning?: string }>();
+  const out: { record: LogRecord; message: string }[] = [];
+  for (const r of records) {
+    if ((r.kind === 'request' || r.kind === 'response' || r.kind === 'notification' || r.kind === 'invalid') && r.dir === 's2c') spoke.add(r.session);
+    if (r.kind !== 'lifecycle') continue;
+    if (r.event === 'start' && r.command !== undefined) wrapped.set(r.session, { spawned: r.childPid !== undefined });
+    const server = wrapped.get(r.session);
+    if (!server) continue;
+    if (r.event === 'warning') server.warning = r.msg;
+    if (r.event !== 'exit') continue;
+    const code = typeof r.code === 'number' ? r.code : undefined;
+    if (!server.spawned) out.push({ record: r, message: `The server ${r.label} never started: ${server.warning ?? r.msg}` });
+    else if (code === 126 || code === 127) out.push({ record: r, message: `The server ${r.label} exited with ${code} (${code === 126 ? 'not executable' : 'command not found'}): it never ran.` });
+    else if (code !== undefined && code !== 0 && !spoke.has(r.session)) out.push({ record: r, message: `The server ${r.label} exited with code ${code} before it sent anything: it never started (its stderr in the log says why).` });
+  }
+  return out;
 }
 
 /** Parse a --fail-on list (`errors,invalid` or repeated flags); throws a sentence on an unknown signal. */
@@ -167,8 +232,11 @@ export function formatCheckSummary(report: CheckReport, options: { color?: boole
   // Many logs: list the failing sessions only, so the summary still fits on one screen.
   const listed = report.sessions.length > MAX_SESSIONS ? report.sessions.filter(isBad).slice(0, MAX_SESSIONS) : report.sessions;
   for (const s of listed) {
-    const counts = CHECK_SIGNALS.filter((sig) => s.counts[sig] > 0).map((sig) => `${s.counts[sig]} ${sig}`);
-    lines.push(`  ${isBad(s) ? paint(31, '✗') : paint(32, '✓')} ${s.label} (${s.channel}, ${s.session}): ${s.requests} requests${counts.length ? `, ${counts.join(', ')}` : ', nothing found'}`);
+    const counts = CHECK_SIGNALS.filter((sig) => s.counts[sig] > 0).map((sig) => `${s.counts[sig]} ${sig === 'start' ? 'failed start' : sig}`);
+    if (s.unknown > 0) counts.push(`${s.unknown} unknown (${s.dropped} records dropped from the log)`);
+    else if (s.dropped > 0) counts.push(`${s.dropped} records dropped from the log`);
+    const calls = s.llmCalls > 0 && s.requests === 0 ? `${s.llmCalls} LLM call${s.llmCalls === 1 ? '' : 's'}` : `${s.requests} requests${s.llmCalls > 0 ? `, ${s.llmCalls} LLM calls` : ''}`;
+    lines.push(`  ${isBad(s) ? paint(31, '✗') : paint(32, '✓')} ${s.label} (${s.channel}, ${s.session}): ${calls}${counts.length ? `, ${counts.join(', ')}` : ', nothing found'}`);
   }
   if (listed.length < report.sessions.length) {
     const passed = report.sessions.filter((s) => !isBad(s)).length;

@@ -42,6 +42,13 @@ export interface OutcomeChange {
   after: string;
 }
 
+/** Calls with the same tool and arguments that one capture holds more of than the other. */
+export interface OneSidedCall {
+  tool: string;
+  arguments: unknown;
+  count: number;
+}
+
 /** A method or tool whose median latency grew past the threshold. */
 export interface LatencyRegression {
   /** `tools/call get_forecast`, or a method. */
@@ -59,8 +66,10 @@ export interface DiffReport {
   toolsChanged: ToolChange[];
   outcomesChanged: OutcomeChange[];
   latencyRegressions: LatencyRegression[];
-  /** Calls of A that have no twin (same tool and arguments) in B, and the other way round: reported, not counted. */
+  /** Calls of A that have no twin (same tool and arguments) in B, and the other way round. */
   unpairedCalls: [number, number];
+  /** Those calls, by tool and arguments: a call that vanished, or one that is new. */
+  callsOnlyIn: [OneSidedCall[], OneSidedCall[]];
   /** Whether each side held a tools/list answer at all (tool changes are only reported when both did). */
   toolLists: [boolean, boolean];
 }
@@ -83,6 +92,7 @@ export function diffRecords(a: readonly LogRecord[], b: readonly LogRecord[], op
     outcomesChanged: [],
     latencyRegressions: [],
     unpairedCalls: [0, 0],
+    callsOnlyIn: [[], []],
     toolLists: [before.tools !== undefined, after.tools !== undefined],
   };
   if (before.tools && after.tools) {
@@ -102,6 +112,7 @@ export function diffRecords(a: readonly LogRecord[], b: readonly LogRecord[], op
     const twin = after.calls.get(key);
     const paired = Math.min(call.outcomes.length, twin?.outcomes.length ?? 0);
     report.unpairedCalls[0] += call.outcomes.length - paired;
+    if (call.outcomes.length > paired) report.callsOnlyIn[0].push({ tool: call.tool, arguments: call.arguments, count: call.outcomes.length - paired });
     for (let i = 0; i < paired; i++) {
       if (call.outcomes[i] !== twin!.outcomes[i]) {
         // Compared whole, shown short.
@@ -109,7 +120,11 @@ export function diffRecords(a: readonly LogRecord[], b: readonly LogRecord[], op
       }
     }
   }
-  for (const [key, call] of after.calls) report.unpairedCalls[1] += call.outcomes.length - Math.min(call.outcomes.length, before.calls.get(key)?.outcomes.length ?? 0);
+  for (const [key, call] of after.calls) {
+    const extra = call.outcomes.length - Math.min(call.outcomes.length, before.calls.get(key)?.outcomes.length ?? 0);
+    report.unpairedCalls[1] += extra;
+    if (extra > 0) report.callsOnlyIn[1].push({ tool: call.tool, arguments: call.arguments, count: extra });
+  }
   const pct = options.thresholdPct ?? 50;
   const minMs = options.minMs ?? 20;
   for (const [what, samples] of after.latencies) {
@@ -125,10 +140,17 @@ export function diffRecords(a: readonly LogRecord[], b: readonly LogRecord[], op
   return report;
 }
 
-/** True when the report shows any difference that --exit-code fails on. */
+/** True when the report shows any difference: --exit-code fails on everything the report prints as one. */
 export function hasDifferences(report: DiffReport): boolean {
   return (
-    report.toolsAdded.length + report.toolsRemoved.length + report.toolsChanged.length + report.outcomesChanged.length + report.latencyRegressions.length > 0
+    report.toolsAdded.length +
+      report.toolsRemoved.length +
+      report.toolsChanged.length +
+      report.outcomesChanged.length +
+      report.latencyRegressions.length +
+      report.unpairedCalls[0] +
+      report.unpairedCalls[1] >
+      0 || report.toolLists[0] !== report.toolLists[1]
   );
 }
 
@@ -157,8 +179,13 @@ export function formatDiff(report: DiffReport, names: [string, string] = ['A', '
   } else {
     lines.push('Calls: every call made in both captures has the same outcome.');
   }
-  if (report.unpairedCalls[0] || report.unpairedCalls[1]) {
-    lines.push(`  (${report.unpairedCalls[0]} call(s) only in ${names[0]}, ${report.unpairedCalls[1]} only in ${names[1]}: no twin with the same tool and arguments.)`);
+  for (const [side, calls] of report.callsOnlyIn.entries()) {
+    if (!calls.length) continue;
+    lines.push(`Calls only in ${names[side]} (no twin with the same tool and arguments in ${names[1 - side]}):`);
+    for (const c of calls) {
+      const args = canonicalJson(c.arguments);
+      lines.push(`  ${side === 0 ? '-' : '+'} ${c.tool} ${args.length > 80 ? `${args.slice(0, 79)}…` : args}${c.count > 1 ? ` (×${c.count})` : ''}`);
+    }
   }
   if (report.latencyRegressions.length) {
     lines.push('Latency regressions (median):');

@@ -218,6 +218,8 @@ export interface LifecycleRecord extends RecordBase {
   durationMs?: number;
   /** The last lines of the child's stderr, kept for the exit record. */
   stderrTail?: string[];
+  /** On a `warning` that the log fell behind: how many records were dropped before this point. */
+  dropped?: number;
   /** On an exit: this copy of the server only answered a client's server/discover version probe (2026-07-28). */
   probe?: boolean;
 }

@@ -152,7 +152,7 @@ export class LogWriter implements RecordSink {
       // Say in the log itself where records went missing, before the next of mcptap's own records.
       const count = this.dropped;
       this.dropped = 0;
-      this.write({ time: draft.time, kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `${count} records were dropped before this point: the log fell behind the traffic (the traffic itself was not affected).` });
+      this.write({ time: draft.time, kind: 'lifecycle', event: 'warning', level: LEVEL.warn, dropped: count, msg: `${count} records were dropped before this point: the log fell behind the traffic (the traffic itself was not affected).` });
     }
     if (draft.time - this.presenceCheckedAt >= PRESENCE_CHECK_MS) this.checkPresence(draft.time);
     const seq = this.seq++;

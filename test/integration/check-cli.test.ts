@@ -20,7 +20,7 @@ describe('mcptap check', () => {
   test('passes a clean capture', () => {
     const r = run('check', CLEAN);
     expect(r.code).toBe(0);
-    expect(r.out.split('\n')[0]).toBe('mcptap check: PASS — 1 session, failing on errors, invalid, unanswered, broken');
+    expect(r.out.split('\n')[0]).toBe('mcptap check: PASS — 1 session, failing on start, errors, invalid, unanswered, broken');
     // The scenario's call to an unknown tool is an isError result: reported, but not failed on by default.
     expect(r.out).toContain('1 tool-errors');
     expect(run('check', '--fail-on', 'tool-errors', CLEAN).code).toBe(1);
@@ -61,13 +61,27 @@ describe('mcptap check', () => {
     expect(r.code).toBe(1);
     const xml = readFileSync(file, 'utf8');
     expect(xml.match(/<testsuite /g)).toHaveLength(3);
-    expect(xml).toMatch(/<testsuites name="mcptap check" tests="15" failures="2">/);
+    expect(xml).toMatch(/<testsuites name="mcptap check" tests="18" failures="2">/);
     expect(xml).toContain('<failure type="invalid"');
     expect(xml).toContain('<failure type="unanswered"');
   });
 
+  test('fails a server that never started: a command not found, a file that is not executable', () => {
+    const dir = tempDir('mcptap-never-started-');
+    const init = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}\n';
+    for (const [name, command] of [
+      ['missing', '/nonexistent/server'],
+      ['notexec', 'fixtures/weather-server.mjs'],
+    ]) {
+      spawnSync(process.execPath, ['bin/mcptap.js', '--log-dir', join(dir, name), '--name', name, '--', command!], { input: init, encoding: 'utf8' });
+      const r = run('check', join(dir, name));
+      expect(r.code, r.out).toBe(1);
+      expect(r.out).toMatch(new RegExp(`start +${name} #\\d+: The server ${name} never started: mcptap could not start`));
+    }
+  });
+
   test('bad input: a plain sentence and exit 2', () => {
     expect(run('check', 'no/such.ndjson')).toMatchObject({ code: 2, out: '', err: expect.stringContaining('mcptap: There is no log at no/such.ndjson.') });
-    expect(run('check', '--fail-on', 'typos', CLEAN)).toMatchObject({ code: 2, err: 'mcptap: --fail-on takes errors, invalid, unanswered, broken, tool-errors or all, not "typos".\n' });
+    expect(run('check', '--fail-on', 'typos', CLEAN)).toMatchObject({ code: 2, err: 'mcptap: --fail-on takes start, errors, invalid, unanswered, broken, tool-errors or all, not "typos".\n' });
   });
 });

@@ -3,6 +3,9 @@
  * mcptap by scripts/make-fixtures.mjs). Needs a fresh build (bin/mcptap.js runs dist/).
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../support/temp-dir.js';
 import { describe, expect, test } from 'vitest';
 
 const run = (...args: string[]) => {
@@ -27,6 +30,17 @@ describe('mcptap diff', () => {
     expect(r.out).toContain('Tools:\n  + get-roots-list (added)\n  + trigger-elicitation-request (added)\n  + trigger-sampling-request (added)\n');
     const json = JSON.parse(run('diff', CLEAN, POLLUTED, '--format', 'json').out) as { toolsRemoved: string[] };
     expect(json.toolsRemoved).toEqual(['get-roots-list', 'trigger-elicitation-request', 'trigger-sampling-request']);
+  });
+
+  test('a call that vanished: --exit-code returns 1 and the report names it', () => {
+    const dir = tempDir('mcptap-diff-vanished-');
+    const without = join(dir, 'without-echo.ndjson');
+    // The same capture without its echo call (request seq 14, response seq 15).
+    const lines = readFileSync(CLEAN, 'utf8').split('\n').filter((l) => !/"seq":1[45],/.test(l));
+    writeFileSync(without, lines.join('\n'));
+    const r = run('diff', CLEAN, without, '--exit-code');
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/Calls only in .*everything-sdk\.ndjson .*:\n {2}- echo \{"message":/);
   });
 
   test('the same scenario over stdio and over HTTP: same tools and outcomes', () => {

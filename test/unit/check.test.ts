@@ -21,7 +21,7 @@ describe('checkRecords', () => {
     expect(report.failed).toBe(false);
     expect(report.findings).toEqual([]);
     expect(report.sessions).toEqual([
-      { session: 'weather-1', label: 'weather', channel: 'stdio', records: 4, requests: 2, counts: { errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } },
+      { session: 'weather-1', label: 'weather', channel: 'stdio', records: 4, requests: 2, llmCalls: 0, dropped: 0, unknown: 0, counts: { start: 0, errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } },
     ]);
   });
 
@@ -65,11 +65,74 @@ describe('checkRecords', () => {
   });
 });
 
+describe('checkRecords: a server that never started', () => {
+  const start = (extra: Record<string, unknown>) => base('lifecycle', { event: 'start', command: 'python', args: ['server.py'], ...extra });
+  const exit = (extra: Record<string, unknown>) => base('lifecycle', { event: 'exit', signal: null, durationMs: 5, ...extra });
+
+  test('a spawn error fails by default, with mcptap\u2019s sentence', () => {
+    seq = 0;
+    const records = [start({}), base('lifecycle', { event: 'warning', msg: 'mcptap could not start python: ENOENT.' }), exit({ code: null, msg: 'The server could not be started; mcptap exits with 127.' })];
+    const report = checkRecords(records);
+    expect(report.failed).toBe(true);
+    expect(report.findings.map((f) => [f.signal, f.message])).toEqual([['start', 'The server weather never started: mcptap could not start python: ENOENT.']]);
+    expect(formatCheckSummary(report)).toContain('0 requests, 1 failed start');
+  });
+
+  test('exit 126 or 127 fails; so does an error exit before the server said anything', () => {
+    seq = 0;
+    expect(checkRecords([start({ childPid: 7 }), exit({ code: 127, msg: 'exit' })]).findings.map((f) => f.message)).toEqual(['The server weather exited with 127 (command not found): it never ran.']);
+    seq = 0;
+    expect(checkRecords([start({ childPid: 7 }), exit({ code: 1, msg: 'exit' })]).findings.map((f) => f.signal)).toEqual(['start']);
+  });
+
+  test('a server that answered and then exited, or was stopped, started', () => {
+    seq = 0;
+    const records = [start({ childPid: 7 }), request(0, 'initialize'), response(0, 1), exit({ code: 1, msg: 'exit' })];
+    expect(checkRecords(records).failed).toBe(false);
+    seq = 0;
+    expect(checkRecords([start({ childPid: 7 }), exit({ code: null, signal: 'SIGTERM', msg: 'stopped' })]).failed).toBe(false);
+    seq = 0;
+    expect(checkRecords([start({ childPid: 7 }), exit({ code: 0, msg: 'exit' })]).failed).toBe(false);
+  });
+});
+
+describe('checkRecords: counts that add up', () => {
+  test('a log that dropped records: answers it lost are unknown, and no count exceeds the requests', () => {
+    seq = 0;
+    const records = [
+      request(0, 'initialize'),
+      response(0, 0),
+      request(1, 'tools/call'), // its response was dropped
+      base('pending', { dir: 'c2s', id: 9, method: 'tools/call', requestSeq: 77, ageMs: 5, msg: 'never answered' }), // its request was dropped
+      base('lifecycle', { event: 'warning', dropped: 120, msg: '120 records were dropped before this point: …' }),
+    ];
+    const report = checkRecords(records);
+    const s = report.sessions[0]!;
+    expect([s.requests, s.counts.unanswered, s.unknown, s.dropped]).toEqual([3, 1, 1, 120]);
+    expect(s.counts.unanswered + s.unknown).toBeLessThanOrEqual(s.requests);
+    expect(formatCheckSummary(report)).toContain('3 requests, 1 unanswered, 1 unknown (120 records dropped from the log)');
+  });
+
+  test('reads the dropped count from the sentence of logs written before the field', () => {
+    seq = 0;
+    const records = [request(1, 'tools/call'), base('lifecycle', { event: 'warning', msg: '84 records were dropped before this point: the log fell behind the traffic (the traffic itself was not affected).' })];
+    expect(checkRecords(records).sessions[0]!).toMatchObject({ dropped: 84, unknown: 1, counts: { unanswered: 0 } });
+  });
+
+  test('an LLM proxy counts its calls', () => {
+    seq = 0;
+    const llm = (i: number) => ({ ...base('llm-request', { dir: 'c2s', exchange: `x${i}`, endpoint: '/v1/chat/completions', stream: true, messageCount: 1, tools: [], toolResults: [] }), session: 'llm-1', label: 'llm', channel: 'openai' }) as LogRecord;
+    const report = checkRecords([llm(1), llm(2), llm(3)]);
+    expect(report.sessions[0]!.llmCalls).toBe(3);
+    expect(formatCheckSummary(report)).toContain('✓ llm (openai, llm-1): 3 LLM calls, nothing found');
+  });
+});
+
 describe('parseSignals', () => {
   test('commas, repeats and all', () => {
     expect(parseSignals(['errors,invalid', 'errors'])).toEqual(['errors', 'invalid']);
-    expect(parseSignals(['all'])).toEqual(['errors', 'invalid', 'unanswered', 'broken', 'tool-errors']);
-    expect(() => parseSignals(['oops'])).toThrow('--fail-on takes errors, invalid, unanswered, broken, tool-errors or all, not "oops".');
+    expect(parseSignals(['all'])).toEqual(['start', 'errors', 'invalid', 'unanswered', 'broken', 'tool-errors']);
+    expect(() => parseSignals(['oops'])).toThrow('--fail-on takes start, errors, invalid, unanswered, broken, tool-errors or all, not "oops".');
   });
 });
 
@@ -78,7 +141,7 @@ describe('reports', () => {
     const records = clean();
     records.push(base('invalid', { dir: 's2c', reason: 'x', raw: 'hello', bytes: 5, msg: 'Not JSON-RPC on stdout.' }));
     const text = formatCheckSummary(checkRecords(records));
-    expect(text.split('\n')[0]).toBe('mcptap check: FAIL — 1 session, failing on errors, invalid, unanswered, broken');
+    expect(text.split('\n')[0]).toBe('mcptap check: FAIL — 1 session, failing on start, errors, invalid, unanswered, broken');
     expect(text).toContain('  ✗ weather (stdio, weather-1): 2 requests, 1 invalid');
     expect(text).toContain('  invalid    weather #4: Not JSON-RPC on stdout.');
     expect(formatCheckSummary(checkRecords(clean())).split('\n')[0]).toMatch(/^mcptap check: PASS/);
@@ -90,7 +153,7 @@ describe('reports', () => {
     for (let i = 0; i < 12; i++) records.push({ ...request(0, 'ping'), session: `s${i}`, label: `server${i}` } as LogRecord, { ...response(0, seq - 1), session: `s${i}`, label: `server${i}` } as LogRecord);
     records.push({ ...base('invalid', { dir: 's2c', reason: 'x', raw: 'hi', bytes: 2, msg: 'bad line' }), session: 's3', label: 'server3' } as LogRecord);
     const lines = formatCheckSummary(checkRecords(records)).split('\n');
-    expect(lines[0]).toBe('mcptap check: FAIL — 12 sessions, failing on errors, invalid, unanswered, broken');
+    expect(lines[0]).toBe('mcptap check: FAIL — 12 sessions, failing on start, errors, invalid, unanswered, broken');
     expect(lines[1]).toBe('  ✗ server3 (stdio, s3): 1 requests, 1 invalid');
     expect(lines[2]).toBe('  … 11 more sessions passed.');
   });
@@ -99,7 +162,7 @@ describe('reports', () => {
     const records = clean();
     records.push(base('invalid', { dir: 's2c', reason: 'x', raw: '<b>', bytes: 3, msg: 'Line "<b>" & more' }));
     const xml = formatJunit(checkRecords(records, { failOn: ['invalid', 'errors'] }));
-    expect(xml).toContain('<testsuites name="mcptap check" tests="5" failures="1">');
+    expect(xml).toContain('<testsuites name="mcptap check" tests="6" failures="1">');
     expect(xml).toContain('<failure type="invalid" message="1 found">#4 Line &quot;&lt;b&gt;&quot; &amp; more</failure>');
     expect(xml).toContain('<testcase classname="mcptap.check.weather" name="every request answered"><skipped message="not in --fail-on"/></testcase>');
     expect(xml).toContain('<testcase classname="mcptap.check.weather" name="no error responses"/>');

@@ -72,6 +72,24 @@ describe('diffRecords', () => {
     expect(hasDifferences(report)).toBe(true);
   });
 
+  test('a call that vanished, or a new one, is a difference, named in the report', () => {
+    const a = capture();
+    a.call('tools/call', { name: 'get_forecast', arguments: { city: 'Paris' } }, text('Sunny'));
+    a.call('tools/call', { name: 'get_alerts', arguments: {} }, text('none'));
+    const b = capture();
+    b.call('tools/call', { name: 'get_forecast', arguments: { city: 'Paris' } }, text('Sunny'));
+    b.call('tools/call', { name: 'get_forecast', arguments: { city: 'Rome' } }, text('Hot'));
+    b.call('tools/call', { name: 'get_forecast', arguments: { city: 'Rome' } }, text('Hot'));
+    const report = diffRecords(a.records, b.records);
+    expect(report.outcomesChanged).toEqual([]);
+    expect(report.callsOnlyIn).toEqual([[{ tool: 'get_alerts', arguments: {}, count: 1 }], [{ tool: 'get_forecast', arguments: { city: 'Rome' }, count: 2 }]]);
+    expect(hasDifferences(report)).toBe(true);
+    expect(formatDiff(report, ['v1', 'v2'])).toContain(
+      'Calls only in v1 (no twin with the same tool and arguments in v2):\n  - get_alerts {}\nCalls only in v2 (no twin with the same tool and arguments in v1):\n  + get_forecast {"city":"Rome"} (×2)\n',
+    );
+    expect(hasDifferences(diffRecords(a.records, a.records))).toBe(false);
+  });
+
   test('--ignore leaves fields out of result comparisons', () => {
     const a = capture();
     a.call('tools/call', { name: 'now', arguments: {} }, { result: { content: [], structuredContent: { at: 1, tz: 'UTC' } } });

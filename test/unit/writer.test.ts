@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { LogWriter } from '../../src/log/writer.js';
 import { unwritten } from '../../src/log/append-file.js';
-import { LOG_FORMAT_VERSION } from '../../src/log/schema.js';
+import { LOG_FORMAT_VERSION, type LogRecord } from '../../src/log/schema.js';
+import { checkRecords } from '../../src/check/check.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const root = tempDir('mcptap-writer-');
@@ -130,9 +131,25 @@ describe('LogWriter', () => {
     expect(kept).toBeGreaterThan(100);
     expect(kept).toBeLessThan(300);
     expect(records.at(-3)).toMatchObject({ kind: 'stderr', text: 'Traceback: the crash' });
-    expect(records.at(-2)).toMatchObject({ kind: 'lifecycle', event: 'warning', msg: `${300 - kept} records were dropped before this point: the log fell behind the traffic (the traffic itself was not affected).` });
+    expect(records.at(-2)).toMatchObject({ kind: 'lifecycle', event: 'warning', dropped: 300 - kept, msg: `${300 - kept} records were dropped before this point: the log fell behind the traffic (the traffic itself was not affected).` });
     expect(records.at(-1)).toMatchObject({ kind: 'lifecycle', event: 'exit' });
     expect(warnings).toEqual([expect.stringMatching(/is falling behind the traffic; records are being dropped/)]);
+  });
+
+  test('check\u2019s counts of a log that dropped records under a flood add up: lost answers are unknown', async () => {
+    const file = join(root, 'flood-calls.ndjson');
+    const w = new LogWriter({ file, ...base, warn: () => {} });
+    const big = 'z'.repeat(100 * 1024);
+    for (let i = 0; i < 150; i++) {
+      const seq = w.write({ time: i, kind: 'request', dir: 'c2s', id: i, method: 'tools/call', raw: big, bytes: big.length, msg: 'call' });
+      w.write({ time: i, kind: 'response', dir: 's2c', id: i, method: 'tools/call', requestSeq: seq, raw: big, bytes: big.length, msg: 'answer' });
+    }
+    w.write({ time: 999, kind: 'lifecycle', event: 'exit', code: 0, signal: null, durationMs: 1, msg: 'exit' });
+    await w.close();
+    const s = checkRecords(lines(file) as unknown as LogRecord[]).sessions[0]!;
+    expect(s.dropped).toBeGreaterThan(0);
+    expect(s.counts.unanswered).toBe(0);
+    expect(s.unknown).toBeLessThanOrEqual(s.requests);
   });
 
   test('an unwritable folder (a path under a regular file) warns once and never throws', async () => {
