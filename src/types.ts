@@ -4,7 +4,8 @@
  * - A **direction** is who sent the bytes: `c2s` client → server (for an LLM proxy: the agent → the model),
  *   `s2c` server → client.
  * - A **channel** is the protocol an exchange speaks: MCP over stdio, MCP over Streamable HTTP, legacy MCP over
- *   SSE, MCP over WebSocket, the Ollama API, an OpenAI-compatible API, or plain HTTP that is none of these.
+ *   SSE, MCP over WebSocket, the Ollama API, an OpenAI-compatible API, the Anthropic Messages API, the Gemini
+ *   API, or plain HTTP that is none of these.
  * - A **frame** is one delimited unit cut from a byte stream (a line on stdio, an SSE event, an HTTP body) —
  *   bytes only, no meaning yet.
  * - A **message** is what a frame says once decoded (a JSON-RPC request, response, notification, or invalid).
@@ -16,7 +17,10 @@
 export type Direction = 'c2s' | 's2c';
 
 /** The protocol an exchange speaks. */
-export type Channel = 'stdio' | 'mcp-http' | 'mcp-sse' | 'mcp-ws' | 'ollama' | 'openai' | 'http';
+export type Channel = 'stdio' | 'mcp-http' | 'mcp-sse' | 'mcp-ws' | LlmChannel | 'http';
+
+/** The LLM APIs whose calls are read as model turns: each is one dialect (protocols/dialects.ts). */
+export type LlmChannel = 'ollama' | 'openai' | 'anthropic' | 'gemini';
 
 /** One delimited unit of a byte stream, before any decoding. */
 export interface Frame {

@@ -2,7 +2,7 @@
  * `mcptap demo` (and `npm run demo`): the agent ↔ LLM ↔ MCP round trip on an embedded default, offline. A thin
  * layer over runDemo: flags in, the report out.
  */
-import { runDemo, type DemoClient } from '../demo/run.js';
+import { DEMO_CLIENTS, runDemo, type DemoClient } from '../demo/run.js';
 import { McptapError } from '../types.js';
 import { fail, wantColor, type RegisterCommand } from './shared.js';
 
@@ -12,7 +12,7 @@ export const registerDemo: RegisterCommand = (cli) =>
     'Run the classic agent loop offline (weather MCP server + recorded LLM) through mcptap and show the linked round trip',
     (y) =>
       y
-        .option('client', { choices: ['ollama', 'openai'] as const, default: 'ollama' as DemoClient, describe: 'Which npm LLM client the agent uses' })
+        .option('client', { choices: DEMO_CLIENTS, default: 'ollama' as DemoClient, describe: 'Which npm LLM client the agent uses (anthropic names the tools as Claude Code does)' })
         .option('log-dir', { type: 'string', describe: 'Folder for the demo logs (default: a fresh logs/demo-<time> folder)' })
         .option('prompt', { type: 'string', describe: 'The user question (the recorded model answers the same way whatever you ask)' })
         .option('speed', { type: 'number', default: 20, describe: 'Replay speed of the recorded model: 1 = the recorded timing, 20 = twenty times faster, 0 = no pauses' })
@@ -20,7 +20,8 @@ export const registerDemo: RegisterCommand = (cli) =>
         .option('model', { type: 'string', describe: 'Model to ask (default: the recorded model)' })
         .option('color', { type: 'boolean', describe: 'Colour the output (default: when stdout is a terminal)' })
         .example('$0 demo', 'Ollama client, weather server, one round trip')
-        .example('$0 demo --client openai --speed 1', 'The OpenAI client, at the recorded model speed'),
+        .example('$0 demo --client openai --speed 1', 'The OpenAI client, at the recorded model speed')
+        .example('$0 demo --client anthropic', 'The @anthropic-ai/sdk client, tools named mcp__weather__get_weather as in Claude Code'),
     async (argv) => {
       try {
         const speed = argv.speed as number;

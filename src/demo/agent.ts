@@ -1,6 +1,6 @@
 /**
- * The classic agent loop of MCP tutorials, written twice — once with the `ollama` npm client, once with the
- * `openai` one — over tools served by an MCP client session:
+ * The classic agent loop of MCP tutorials, written once per LLM client — `ollama`, `openai`, `@anthropic-ai/sdk`
+ * and `@google/genai` — over tools served by an MCP client session:
  *
  *   send the question and the MCP tools to the model → the model answers with a tool call → call the MCP tool →
  *   send the result back with the history → the model answers in words.
@@ -20,6 +20,8 @@ export interface McpTool {
 
 /** The agent's access to MCP: the tools, and a way to call one (through an MCP client session). */
 export interface Toolbox {
+  /** The MCP server's name from its initialize answer (Claude Code names its tools `mcp__<server>__<tool>`). */
+  server?: string;
   tools: McpTool[];
   /** Call a tool; returns the text the model should see (text blocks joined). */
   call(name: string, args: Record<string, unknown>): Promise<string>;
@@ -33,12 +35,15 @@ export interface McpToolClient {
   listTools(): Promise<{ tools: { name: string; description?: string; inputSchema: unknown }[] }>;
   /** The SDK's result may also be the legacy `{toolResult}` shape, which has no content. */
   callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<object>;
+  getServerVersion?(): { name: string } | undefined;
 }
 
 /** The tools an MCP client session lists, as a Toolbox: results become their text blocks, joined by lines. */
 export async function toolboxFrom(client: McpToolClient): Promise<Toolbox> {
   const { tools } = await client.listTools();
+  const server = client.getServerVersion?.()?.name;
   return {
+    ...(server !== undefined ? { server } : {}),
     tools: tools.map((t) => ({ name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), inputSchema: t.inputSchema as McpTool['inputSchema'] })),
     async call(name, args) {
       const result = (await client.callTool({ name, arguments: args })) as { content?: unknown };
@@ -140,6 +145,80 @@ export async function runOpenAiAgent(options: AgentOptions): Promise<AgentRun> {
       run.toolCalls.push({ name: call.function.name, arguments: args, result });
       messages.push({ role: 'tool', tool_call_id: call.id, content: result });
     }
+  }
+  return run;
+}
+
+/**
+ * The loop with the `@anthropic-ai/sdk` client, the way Claude Code runs it: MCP tools offered to the model as
+ * `mcp__<server>__<tool>`, tool inputs as objects, results sent back in a user message as `tool_result` blocks
+ * carrying the `tool_use` id, and the assistant's content (thinking included) kept in the history.
+ */
+export async function runAnthropicAgent(options: AgentOptions): Promise<AgentRun> {
+  const { default: Anthropic } = await load<typeof import('@anthropic-ai/sdk')>('@anthropic-ai/sdk');
+  // A stand-in key: the proxy logs headers with secrets redacted, and the recorded upstream does not check it.
+  const anthropic = new Anthropic({ baseURL: options.baseUrl, apiKey: 'sk-ant-demo-not-a-real-key', maxRetries: 0 });
+  const prefix = `mcp__${options.toolbox.server ?? 'server'}__`;
+  const tools = options.toolbox.tools.map((t) => ({ name: `${prefix}${t.name}`, description: t.description ?? '', input_schema: t.inputSchema as { type: 'object' } }));
+  const messages: import('@anthropic-ai/sdk').Anthropic.MessageParam[] = [{ role: 'user', content: options.prompt }];
+  const run: AgentRun = { answer: '', toolCalls: [], llmCalls: 0 };
+  for (let round = 0; round < (options.maxRounds ?? 5); round++) {
+    const body = { model: options.model, max_tokens: 1024, messages, tools };
+    // The SDK's stream helper puts the events back together (text deltas, input_json_delta pieces).
+    const message = options.stream ? await anthropic.messages.stream(body).finalMessage() : await anthropic.messages.create(body);
+    run.llmCalls++;
+    messages.push({ role: 'assistant', content: message.content });
+    const calls = message.content.filter((b) => b.type === 'tool_use');
+    if (calls.length === 0) {
+      run.answer = message.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+      return run;
+    }
+    const results: import('@anthropic-ai/sdk').Anthropic.ToolResultBlockParam[] = [];
+    for (const call of calls) {
+      const name = call.name.startsWith(prefix) ? call.name.slice(prefix.length) : call.name;
+      const args = (call.input ?? {}) as Record<string, unknown>;
+      const result = await options.toolbox.call(name, args);
+      run.toolCalls.push({ name, arguments: args, result });
+      results.push({ type: 'tool_result', tool_use_id: call.id, content: result });
+    }
+    messages.push({ role: 'user', content: results });
+  }
+  return run;
+}
+
+/**
+ * The loop with the `@google/genai` client: tools as `functionDeclarations`, calls as whole `functionCall` parts,
+ * results sent back as `functionResponse` parts (`{output: text}`) under the tool's name.
+ */
+export async function runGeminiAgent(options: AgentOptions): Promise<AgentRun> {
+  const { GoogleGenAI } = await load<typeof import('@google/genai')>('@google/genai');
+  const ai = new GoogleGenAI({ apiKey: 'gemini-demo-not-a-real-key', httpOptions: { baseUrl: options.baseUrl } });
+  const config = { tools: [{ functionDeclarations: options.toolbox.tools.map((t) => ({ name: t.name, description: t.description ?? '', parametersJsonSchema: t.inputSchema })) }] };
+  const contents: import('@google/genai').Content[] = [{ role: 'user', parts: [{ text: options.prompt }] }];
+  const run: AgentRun = { answer: '', toolCalls: [], llmCalls: 0 };
+  for (let round = 0; round < (options.maxRounds ?? 5); round++) {
+    const parts: import('@google/genai').Part[] = [];
+    if (options.stream) {
+      for await (const chunk of await ai.models.generateContentStream({ model: options.model, contents, config })) parts.push(...(chunk.candidates?.[0]?.content?.parts ?? []));
+    } else {
+      parts.push(...((await ai.models.generateContent({ model: options.model, contents, config })).candidates?.[0]?.content?.parts ?? []));
+    }
+    run.llmCalls++;
+    contents.push({ role: 'model', parts });
+    const calls = parts.flatMap((p) => (p.functionCall ? [p.functionCall] : []));
+    if (calls.length === 0) {
+      run.answer = parts.map((p) => (p.thought ? '' : (p.text ?? ''))).join('');
+      return run;
+    }
+    const responses: import('@google/genai').Part[] = [];
+    for (const call of calls) {
+      const name = call.name ?? '';
+      const args = call.args ?? {};
+      const result = await options.toolbox.call(name, args);
+      run.toolCalls.push({ name, arguments: args, result });
+      responses.push({ functionResponse: { name, ...(call.id !== undefined ? { id: call.id } : {}), response: { output: result } } });
+    }
+    contents.push({ role: 'user', parts: responses });
   }
   return run;
 }

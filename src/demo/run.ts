@@ -5,9 +5,10 @@
  * - the weather MCP server (fixtures/weather-server.mjs, the official SDK's McpServer), started by the official
  *   SDK Client as `mcptap --log-dir DIR --name weather -- node fixtures/weather-server.mjs` — the same prefix a
  *   user puts in an mcpServers entry;
- * - an LLM stand-in (fixtures/llm-upstream.mjs) that answers with the captured Ollama and OpenAI frames, behind
- *   the HTTP tap (startHttpTap), as `mcptap http` would sit in front of Ollama;
- * - the agent loop of MCP tutorials, with the real `ollama` (or `openai`) npm client.
+ * - an LLM stand-in (fixtures/llm-upstream.mjs) that answers with the recorded Ollama, OpenAI, Anthropic and
+ *   Gemini frames, behind the HTTP tap (startHttpTap), as `mcptap http` would sit in front of the API;
+ * - the agent loop of MCP tutorials, with the real `ollama`, `openai`, `@anthropic-ai/sdk` or `@google/genai`
+ *   npm client (the Anthropic one naming the tools `mcp__weather__…` as Claude Code does).
  * Then the logs are read back, linked and printed: the timeline and the round-trip table.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -22,13 +23,16 @@ import { buildTimeline, formatTimeline } from '../trace/timeline.js';
 import { formatRoundTripSummary } from '../trace/summary.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { McptapError } from '../types.js';
-import { load, runOllamaAgent, runOpenAiAgent, toolboxFrom, type AgentRun, type Toolbox } from './agent.js';
+import { load, runAnthropicAgent, runGeminiAgent, runOllamaAgent, runOpenAiAgent, toolboxFrom, type AgentOptions, type AgentRun, type Toolbox } from './agent.js';
 
 /** The package folder (dist/demo/run.js and src/demo/run.ts are both two levels down). */
 const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** Which LLM client the demo's agent uses. */
-export type DemoClient = 'ollama' | 'openai';
+export type DemoClient = 'ollama' | 'openai' | 'anthropic' | 'gemini';
+
+/** Every demo client, for the CLI's choices. */
+export const DEMO_CLIENTS: readonly DemoClient[] = ['ollama', 'openai', 'anthropic', 'gemini'];
 
 export interface DemoOptions {
   /** Folder for the logs; default: a fresh `demo-<UTC time>` folder inside the usual log folder. */
@@ -56,8 +60,14 @@ export interface DemoResult {
 }
 
 /** The models the captured frames came from. */
-const MODELS: Record<DemoClient, string> = { ollama: 'qwen2.5:3b', openai: 'Qwen/Qwen2.5-32B-Instruct' };
-const PROMPTS: Record<DemoClient, string> = { ollama: 'what is the weather in California?', openai: 'what is the weather in Shanghai?' };
+const MODELS: Record<DemoClient, string> = { ollama: 'qwen2.5:3b', openai: 'Qwen/Qwen2.5-32B-Instruct', anthropic: 'claude-sonnet-4-5-20250929', gemini: 'gemini-2.5-flash' };
+const PROMPTS: Record<DemoClient, string> = {
+  ollama: 'what is the weather in California?',
+  openai: 'what is the weather in Shanghai?',
+  anthropic: "What's the weather in New York right now?",
+  gemini: 'what is the weather in California?',
+};
+const AGENTS: Record<DemoClient, (options: AgentOptions) => Promise<AgentRun>> = { ollama: runOllamaAgent, openai: runOpenAiAgent, anthropic: runAnthropicAgent, gemini: runGeminiAgent };
 
 /** Run the demo and return its report; the caller prints it. A demo that fails takes back what it wrote. */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
@@ -91,7 +101,7 @@ async function runInFolder(logDir: string, options: DemoOptions): Promise<DemoRe
     cleanups.unshift(() => mcp.close());
     say(`weather MCP server started as: mcptap --log-dir ${logDir} --name weather -- node fixtures/weather-server.mjs`);
 
-    const agent = client === 'ollama' ? runOllamaAgent : runOpenAiAgent;
+    const agent = AGENTS[client];
     const prompt = options.prompt ?? PROMPTS[client];
     say(`agent (${client} npm client): "${prompt}"`);
     run = await agent({ baseUrl: tap.url, model: options.model ?? MODELS[client], prompt, toolbox: mcp.toolbox }).catch((error: unknown) => {
@@ -139,7 +149,7 @@ async function connectWeatherServer(logDir: string): Promise<{ toolbox: Toolbox;
   return { toolbox, close: () => client.close() };
 }
 
-/** The recorded LLM (fixtures/llm-upstream.mjs): answers with the captured Ollama and OpenAI frames. */
+/** The recorded LLM (fixtures/llm-upstream.mjs): answers with the recorded frames of each API. */
 async function startStandIn(speed: number): Promise<{ url: string; close(): Promise<void> }> {
   const { startLlmUpstream } = await loadFixture<{ startLlmUpstream: (o: { speed?: number }) => Promise<{ url: string; close(): Promise<void> }> }>('llm-upstream.mjs');
   return startLlmUpstream({ speed });

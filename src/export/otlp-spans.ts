@@ -323,7 +323,7 @@ export class SpanBuilder {
     const operation = operationOf(r.endpoint);
     const attributes: Record<string, SpanAttributeValue> = {
       'gen_ai.operation.name': operation,
-      'gen_ai.provider.name': r.channel === 'ollama' ? 'ollama' : 'openai',
+      'gen_ai.provider.name': PROVIDER_NAMES[r.channel] ?? 'openai',
       'http.route': r.endpoint,
       'mcptap.exchange': r.exchange,
     };
@@ -457,8 +457,12 @@ function joinTrace(spans: SpanData[], trace: Trace): void {
 }
 
 /** `chat` for chat endpoints, `text_completion` for generate/completions, `embeddings`; else `chat`. */
+/** `gen_ai.provider.name` of each LLM channel, as the GenAI semantic conventions name them. */
+const PROVIDER_NAMES: Partial<Record<string, string>> = { ollama: 'ollama', openai: 'openai', anthropic: 'anthropic', gemini: 'gcp.gemini' };
+
 function operationOf(endpoint: string): string {
-  if (/embed/.test(endpoint)) return 'embeddings';
+  if (/embed/i.test(endpoint)) return 'embeddings';
+  if (/:(stream)?generateContent$/i.test(endpoint)) return 'generate_content';
   if (/\/api\/generate$|\/completions$/.test(endpoint) && !/chat/.test(endpoint)) return 'text_completion';
   return 'chat';
 }

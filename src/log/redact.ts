@@ -42,6 +42,27 @@ export function redactHeaders(headers: Record<string, string | string[] | number
   return redactor ? redactor.redactHeaderValues(out) : out;
 }
 
+/**
+ * A request path as it goes into the log: the values of query parameters that carry a credential (`?key=` of
+ * the Gemini API, `access_token`, `api_key`, …) replaced by "[redacted]", the rest as sent. `redactor === false`
+ * (--no-redact) keeps the path as it is.
+ */
+export function redactPathQuery(path: string, redactor?: Redactor | false): string {
+  const q = path.indexOf('?');
+  if (q === -1 || redactor === false) return path;
+  const query = path.slice(q + 1).replace(/(^|&)([^=&]*)=([^&#]*)/g, (whole, sep: string, name: string, value: string) => {
+    let decoded = name;
+    try {
+      decoded = decodeURIComponent(name);
+    } catch {
+      // a malformed escape: judge the name as written
+    }
+    const secret = decoded.toLowerCase() === 'key' || (redactor ? redactor.isSecretKey(decoded) : isSecretKey(decoded));
+    return secret && value !== '' ? `${sep}${name}=${REDACTED}` : whole;
+  });
+  return `${path.slice(0, q + 1)}${query}`;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Body, argument and stream rules. Everything a record carries passes through LogWriter, which calls
 // `Redactor.redactLine` once per record; see there for how the common case stays cheap.
@@ -653,7 +674,8 @@ export class Redactor {
     const sse = record.kind === 'sse' && typeof record.data === 'string';
     // A streamed body (SSE or NDJSON) may hold a secret split across its events, which no single regex over the
     // line can see: such bodies are always read event by event.
-    const streamBody = typeof record.body === 'string' && record.bodyEncoding !== 'base64' && looksLikeStream(record.body);
+    const streamBody =
+      typeof record.body === 'string' && record.bodyEncoding !== 'base64' && (looksLikeStream(record.body) || (record.channel === 'gemini' && looksLikeJsonArrayStream(record.body)));
     // A field cut short whose end may be the head of a credential (no rule would know it for one any more).
     const cut = chunk ? undefined : cutFieldOf(record);
     if (!chunk) {
@@ -863,6 +885,10 @@ export class Redactor {
    */
   redactStreamBody(body: string): string {
     const tails = new Map<string, StreamTail>();
+    if (looksLikeJsonArrayStream(body)) {
+      const array = this.redactJsonArrayStream(tails, body);
+      if (array !== undefined) return array;
+    }
     const lines = body.split(/(?<=\n)/);
     let changed = false;
     const out = lines.map((line) => {
@@ -887,6 +913,28 @@ export class Redactor {
       return `${data ? data[0] : ''}${next}${eol}`;
     });
     return changed ? out.join('') : body;
+  }
+
+  /**
+   * A stream sent as one JSON array (Gemini without alt=sse): each element is an event of the stream, judged
+   * with the tails carried from element to element. Undefined when the body is not a whole JSON array (cut at
+   * --max-body): it is then read line by line like any stream body.
+   */
+  private redactJsonArrayStream(tails: Map<string, StreamTail>, body: string): string | undefined {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return undefined;
+    }
+    if (!Array.isArray(parsed)) return undefined;
+    let changed = false;
+    const out = parsed.map((element) => {
+      const next = this.redactStreamed(tails, element, '', false);
+      if (next !== element) changed = true;
+      return next;
+    });
+    return changed ? JSON.stringify(out) : body;
   }
 
   /**
@@ -1029,6 +1077,11 @@ function looksLikeStream(body: string): boolean {
   const firstBreak = body.indexOf('\n');
   if (firstBreak === -1 || firstBreak === body.length - 1) return false;
   return /^(?:data:|event:|id:|:)/m.test(body.slice(0, 200)) || (/^\s*\{/.test(body) && /\n\s*\{/.test(body));
+}
+
+/** A JSON array of objects over several lines: a stream of chunks sent as one array (Gemini without alt=sse). */
+function looksLikeJsonArrayStream(body: string): boolean {
+  return /^\s*\[\s*\{/.test(body) && /\}\s*,\s*\{/.test(body);
 }
 
 function isHeaderMap(value: unknown): value is LoggedHeaders {

@@ -306,9 +306,11 @@ export interface LlmToolResult {
   toolCallId?: string;
   name?: string;
   content: string;
+  /** True when the agent marked the result as a failure (Anthropic `is_error`). */
+  isError?: boolean;
 }
 
-/** One call to an LLM API (Ollama or OpenAI-compatible). */
+/** One call to an LLM API (Ollama, OpenAI-compatible, Anthropic Messages or Gemini). */
 export interface LlmRequestRecord extends RecordBase {
   kind: 'llm-request';
   dir: 'c2s';
@@ -326,6 +328,12 @@ export interface LlmRequestRecord extends RecordBase {
   historyToolCalls?: LlmToolCall[];
   /** Preview of the last user message. */
   prompt?: string;
+  /** Preview of the system prompt (Anthropic `system`, Gemini `systemInstruction`). */
+  system?: string;
+  /** The most tokens the reply may have (Anthropic `max_tokens`, Gemini `maxOutputTokens`). */
+  maxTokens?: number;
+  /** Thinking settings as sent (Anthropic `thinking`, Gemini `thinkingConfig`). */
+  thinkingConfig?: Record<string, unknown>;
 }
 
 /** One streamed chunk of an LLM reply (off with --no-chunks). */
@@ -353,6 +361,12 @@ export interface LlmUsage {
   evalMs?: number;
   /** completionTokens / eval time (Ollama), when known. */
   tokensPerSecond?: number;
+  /** Prompt tokens written to the prompt cache (Anthropic `cache_creation_input_tokens`). */
+  cacheCreationTokens?: number;
+  /** Prompt tokens read from the prompt cache (Anthropic `cache_read_input_tokens`, Gemini `cachedContentTokenCount`). */
+  cacheReadTokens?: number;
+  /** Tokens the model spent thinking (Gemini `thoughtsTokenCount`). */
+  thinkingTokens?: number;
 }
 
 /** The model's whole reply, reassembled from the stream (or read from one JSON body). */
@@ -385,6 +399,8 @@ export interface LlmErrorRecord extends RecordBase {
   status: number;
   phase: 'before-stream' | 'in-stream';
   error: string;
+  /** The API's own name for the error, when it gives one (Anthropic `overloaded_error`, Gemini `RESOURCE_EXHAUSTED`). */
+  errorType?: string;
 }
 
 /** An SSE event or comment that carries no JSON-RPC (priming events, keep-alives, `endpoint`, `retry`). */

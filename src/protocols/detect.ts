@@ -6,9 +6,11 @@
  * message). A GET event stream that turns out to open with an `endpoint` event is a legacy MCP SSE session;
  * that is found later, from the stream.
  */
-import type { Channel } from '../types.js';
+import type { Channel, LlmChannel } from '../types.js';
 import { OLLAMA_TURN_ENDPOINTS } from './ollama.js';
 import { OPENAI_TURN_ENDPOINTS } from './openai.js';
+import { isAnthropicPath, isAnthropicTurnPath } from './anthropic.js';
+import { isGeminiPath, isGeminiTurnPath } from './gemini.js';
 import { asObject } from './mcp.js';
 
 /** What the request line and headers say. */
@@ -36,24 +38,37 @@ export function isOpenAiPath(path: string): boolean {
   return /^\/v1\/(chat\/completions|completions|responses|models|embeddings)(\/|$)/.test(p) || OPENAI_TURN_ENDPOINTS.has(p);
 }
 
-/** True when the reply to this path is a model turn worth reassembling (chat, generate, completions). */
+/** True when the reply to this path is a model turn worth reassembling (chat, generate, completions, messages). */
 export function isLlmTurnPath(channel: Channel, path: string): boolean {
   const p = pathOnly(path);
   if (channel === 'ollama') return OLLAMA_TURN_ENDPOINTS.has(p);
   if (channel === 'openai') return OPENAI_TURN_ENDPOINTS.has(p) || /^\/v1\/(chat\/completions|completions|responses)$/.test(p);
+  if (channel === 'anthropic') return isAnthropicTurnPath(p);
+  if (channel === 'gemini') return isGeminiTurnPath(p);
   return false;
 }
 
 /**
- * The channel as far as the head tells: `ollama`, `openai`, `mcp-http` (an Mcp-Session-Id, or a GET/DELETE
- * that speaks the Streamable HTTP session protocol), or undefined when the body must decide.
+ * The channel as far as the head tells: an LLM API by its path (`ollama`, `openai`, `anthropic`, `gemini`; an
+ * `anthropic-version` header makes the Anthropic API's other paths, such as /v1/models, Anthropic's too),
+ * `mcp-http` (an Mcp-Session-Id, or a GET/DELETE that speaks the Streamable HTTP session protocol), or
+ * undefined when the body must decide.
  */
 export function channelFromHead(head: RequestHead): Channel | undefined {
   const h = head.headers;
+  const p = pathOnly(head.path);
   if (isOllamaPath(head.path)) return 'ollama';
+  // Before OpenAI's: /v1/models/gemini-2.5-flash:generateContent is under OpenAI's /v1/models.
+  if (isGeminiPath(p)) return 'gemini';
+  if (isAnthropicPath(p) || (h['anthropic-version'] !== undefined && p.startsWith('/v1/'))) return 'anthropic';
   if (isOpenAiPath(head.path)) return 'openai';
   if (h['mcp-session-id'] !== undefined || h['mcp-protocol-version'] !== undefined) return 'mcp-http';
   return undefined;
+}
+
+/** True for the channels whose turns an LlmTurn reads. */
+export function isLlmApi(channel: Channel): channel is LlmChannel {
+  return channel === 'ollama' || channel === 'openai' || channel === 'anthropic' || channel === 'gemini';
 }
 
 /** True when a request body is JSON-RPC (one message or a batch): then the exchange is MCP. */

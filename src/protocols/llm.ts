@@ -1,14 +1,18 @@
 /**
- * What Ollama and OpenAI-compatible APIs have in common once decoded: a request summary (model, tools offered,
- * tool results carried back) and a reply reassembled from a stream or read from one JSON body. ollama.ts and
- * openai.ts fill these in; the LLM turn observer turns them into log records. Pure.
+ * What the LLM APIs have in common once decoded: a request summary (model, tools offered, tool results carried
+ * back) and a reply reassembled from a stream or read from one JSON body. ollama.ts, openai.ts, anthropic.ts and
+ * gemini.ts fill these in (dialects.ts names them per channel); the LLM turn observer turns them into log
+ * records. Pure.
  */
 import type { LlmRequestRecord, LlmToolCall, LlmToolResult, LlmUsage } from '../log/schema.js';
 import { asObject } from './mcp.js';
 import { shorten } from '../log/redact.js';
 
 /** What one request to the model asks for: the summary fields of an llm-request record. */
-export type LlmRequestSummary = Pick<LlmRequestRecord, 'model' | 'stream' | 'messageCount' | 'tools' | 'toolResults' | 'historyToolCalls' | 'prompt'>;
+export type LlmRequestSummary = Pick<
+  LlmRequestRecord,
+  'model' | 'stream' | 'messageCount' | 'tools' | 'toolResults' | 'historyToolCalls' | 'prompt' | 'system' | 'maxTokens' | 'thinkingConfig'
+>;
 
 /** What one decoded chunk of a stream says. */
 export interface LlmChunkInfo {
@@ -20,8 +24,10 @@ export interface LlmChunkInfo {
   content: boolean;
   /** An error the API reported inside the stream. */
   error?: string;
+  /** The API's name for that error (`overloaded_error`), when it gives one. */
+  errorType?: string;
   /**
-   * The stream's own terminator (OpenAI `[DONE]`, Ollama `done: true`, Responses `response.completed`; each
+   * The stream's own terminator (OpenAI `[DONE]`, Ollama `done: true`, Responses `response.completed`, Anthropic `message_stop`; each
    * dialect's assembler says which of its frames is one). A stream that delivered it is complete whatever the
    * connection does afterwards: clients stop reading there (openai 7.x), and an upstream may end a moment later.
    */
@@ -48,6 +54,8 @@ export interface LlmReply {
   usage?: LlmUsage;
   /** An error the API reported (inside the stream or as the body). */
   error?: string;
+  /** The API's name for that error, when it gives one. */
+  errorType?: string;
   chunkCount: number;
   /** True when the text, thinking or a tool call's arguments reached MAX_REPLY_CHARS and the rest was not kept. */
   truncated?: boolean;
@@ -130,6 +138,22 @@ export function errorText(json: unknown): string | undefined {
   return JSON.stringify(e);
 }
 
+/**
+ * The API's own name for an error body's error: Anthropic's `error.type` (`overloaded_error`), Gemini's
+ * `error.status` (`RESOURCE_EXHAUSTED`), OpenAI's `error.type` (`server_error`).
+ */
+export function errorTypeOf(json: unknown): string | undefined {
+  const e = asObject(asObject(json)?.error);
+  if (typeof e?.type === 'string') return e.type;
+  if (typeof e?.status === 'string') return e.status;
+  return undefined;
+}
+
+/** A prompt or system text as the request summary keeps it: at most 200 characters, redacted before the cut. */
+export function previewPrompt(text: string): string {
+  return shorten(text, 200);
+}
+
 /** Shared request summary: messages, tools offered, tool results carried back, the last user prompt. */
 export function summarizeMessages(body: Record<string, unknown>, defaultStream: boolean): LlmRequestSummary {
   const messages = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [];
@@ -173,7 +197,7 @@ export function summarizeMessages(body: Record<string, unknown>, defaultStream: 
   if (history.length) summary.historyToolCalls = history;
   if (typeof body.prompt === 'string') prompt = body.prompt;
   else if (typeof body.input === 'string') prompt = body.input;
-  if (prompt !== undefined) summary.prompt = shorten(prompt, 200);
+  if (prompt !== undefined) summary.prompt = previewPrompt(prompt);
   return summary;
 }
 
@@ -188,7 +212,8 @@ export function toolCallOf(value: unknown): LlmToolCall {
   return call;
 }
 
-function toolNamesOf(tools: unknown): string[] {
+/** Names of the tools offered: `{function: {name}}` (OpenAI, Ollama) or `{name}` (Responses, Anthropic). */
+export function toolNamesOf(tools: unknown): string[] {
   if (!Array.isArray(tools)) return [];
   const names: string[] = [];
   for (const t of tools) {

@@ -8,6 +8,7 @@
 import type { HttpEndRecord, HttpOutcome, HttpRequestRecord, HttpResponseRecord, LoggedHeaders, LogRecord } from '../log/schema.js';
 import type { JsonRpcId } from '../types.js';
 import { canonicalBody } from './match.js';
+import { redactPathQuery } from '../log/redact.js';
 
 /** One recorded HTTP exchange. */
 export interface RecordedExchange {
@@ -240,8 +241,8 @@ export class HttpMatcher {
     this.used = this.exchanges.map(() => false);
     this.exchanges.forEach((e, i) => {
       push(this.byKey, this.keyOf(e.method, e.path, e.requestBody), i);
-      if (e.rpcMethod !== undefined) push(this.byRpcMethod, `${e.method} ${e.path} ${e.rpcMethod}`, i);
-      this.paths.add(`${e.method} ${e.path}`);
+      if (e.rpcMethod !== undefined) push(this.byRpcMethod, `${e.method} ${pathKey(e.path)} ${e.rpcMethod}`, i);
+      this.paths.add(`${e.method} ${pathKey(e.path)}`);
     });
   }
 
@@ -264,13 +265,14 @@ export class HttpMatcher {
     }
     const rpc = jsonRpcRequestOf(live.body);
     if (rpc) {
-      const same = this.byRpcMethod.get(`${live.method} ${live.path} ${rpc.method}`);
+      const same = this.byRpcMethod.get(`${live.method} ${pathKey(live.path)} ${rpc.method}`);
       const i = same ? this.nextUnused(same) : undefined;
       if (i !== undefined) return this.take(i);
     }
-    const what = rpc ? `${live.method} ${live.path} (JSON-RPC ${rpc.method})` : `${live.method} ${live.path}`;
-    const message = this.paths.has(`${live.method} ${live.path}`)
-      ? `${what} with this body is not in the capture: the recorded requests to ${live.path} had other bodies${this.ignore.size ? '' : ' (--ignore FIELD leaves out fields such as timestamps)'}.`
+    const what = rpc ? `${live.method} ${pathKey(live.path)} (JSON-RPC ${rpc.method})` : `${live.method} ${pathKey(live.path)}`;
+    const shownPath = pathKey(live.path);
+    const message = this.paths.has(`${live.method} ${shownPath}`)
+      ? `${what} with this body is not in the capture: the recorded requests to ${shownPath} had other bodies${this.ignore.size ? '' : ' (--ignore FIELD leaves out fields such as timestamps)'}.`
       : `${what} is not in the capture: nothing was recorded for that method and path.`;
     return { miss: true, message };
   }
@@ -288,8 +290,16 @@ export class HttpMatcher {
   private keyOf(method: string, path: string, body: string | undefined): string {
     const responseId = jsonRpcResponseIdOf(body);
     const bodyKey = responseId !== undefined ? `rpc-response:${typeof responseId}:${responseId}` : canonicalBody(body, this.ignore);
-    return `${method} ${path} ${bodyKey}`;
+    return `${method} ${pathKey(path)} ${bodyKey}`;
   }
+}
+
+/**
+ * A path as the matcher compares it: credentials in the query redacted as the capture logged them, so a live
+ * `?key=AIza…` finds the recorded `?key=[redacted]` (and a miss never prints the live key).
+ */
+function pathKey(path: string): string {
+  return redactPathQuery(path);
 }
 
 function push(map: Map<string, { at: number[]; next: number }>, key: string, index: number): void {

@@ -6,19 +6,21 @@
  * Each exchange gets `http-request`, `http-response` and `http-end` records. On top of that, what it speaks
  * decides what else is written: MCP messages (Streamable HTTP or legacy SSE) go through one McpSession per MCP
  * session — found by Mcp-Session-Id, or for legacy SSE by the endpoint URI its stream announced — so a server
- * request on one stream is matched with the client's answer in a later POST; Ollama and OpenAI model calls go
- * through an LlmTurn.
+ * request on one stream is matched with the client's answer in a later POST; model calls (Ollama, OpenAI,
+ * Anthropic, Gemini) go through an LlmTurn.
  */
 import type { Channel, Frame } from '../types.js';
 import { LEVEL, type HttpOutcome, type LoggedHeaders, type RecordDraft, type RecordSink } from '../log/schema.js';
-import { redactHeaders, type Redactor } from '../log/redact.js';
+import { redactHeaders, redactPathQuery, type Redactor } from '../log/redact.js';
 import { BodyCapture, contentCoding, createBodyDecoder, decodeBodyHead, type BodyDecoder } from '../framing/body.js';
 import { SseFramer, type SseItem } from '../framing/sse.js';
 import { LineFramer } from '../framing/lines.js';
+import { JsonArrayFramer } from '../framing/json-array.js';
 import {
   acceptsEventStream,
   channelFromHead,
   isJsonRpcBody,
+  isLlmApi,
   isLlmTurnPath,
   mediaType,
   pathOnly,
@@ -178,13 +180,15 @@ export class HttpObserver {
   }
 }
 
-type Framing = 'sse' | 'ndjson' | 'body';
+type Framing = 'sse' | 'ndjson' | 'json-array' | 'body';
 
 /** One HTTP request/response pair. Call in order; every method is safe to call after the exchange ended. */
 export class HttpExchange {
   readonly id: string;
   private readonly observer: HttpObserver;
   private readonly head: RequestHead;
+  /** The head as records show it: the path with credentials in its query (Gemini's `?key=`) redacted. */
+  private readonly shown: RequestHead;
   private readonly startMono: number;
   /** The path as the upstream sees it (target prefix + request path), for detection. */
   private readonly apiPath: string;
@@ -217,6 +221,7 @@ export class HttpExchange {
   private framing: Framing = 'body';
   private sse: SseFramer | undefined;
   private lines: LineFramer | undefined;
+  private array: JsonArrayFramer | undefined;
   private decoder: BodyDecoder | undefined;
   private afterDecode: (() => void) | undefined;
   private done = false;
@@ -227,6 +232,8 @@ export class HttpExchange {
     this.observer = observer;
     this.id = id;
     this.head = head;
+    const shownPath = redactPathQuery(head.path, observer.redactor);
+    this.shown = shownPath === head.path ? head : { ...head, path: shownPath };
     this.startMono = mono;
     this.apiPath = observer.targetPath + head.path;
     this.reqBody = new BodyCapture(observer.maxBody);
@@ -235,7 +242,7 @@ export class HttpExchange {
     // A GET that asks for an event stream without a session id is how a legacy SSE client connects.
     const legacyGuess = head.method === 'GET' && acceptsEventStream(head.headers) && channel === undefined;
     this.channel = channel ?? (legacyGuess ? 'mcp-sse' : 'http');
-    const llmCall = head.method === 'POST' && (this.channel === 'ollama' || this.channel === 'openai') && isLlmTurnPath(this.channel, pathOnly(this.apiPath));
+    const llmCall = head.method === 'POST' && isLlmApi(this.channel) && isLlmTurnPath(this.channel, pathOnly(this.apiPath));
     if (llmCall && observer.maxBody < LLM_REQUEST_PARSE_MAX) this.llmBody = new BodyCapture(LLM_REQUEST_PARSE_MAX);
   }
 
@@ -285,10 +292,10 @@ export class HttpExchange {
       dir: 'c2s',
       exchange: this.id,
       method: this.head.method,
-      path: this.head.path,
+      path: this.shown.path,
       headers: redactHeaders(this.head.headers, this.observer.redactor),
       bodyBytes: body.bytes,
-      msg: `${this.head.method} ${this.head.path}${body.bytes ? ` with a ${body.bytes}-byte body` : ''}${this.describeChannel()}.`,
+      msg: `${this.head.method} ${this.shown.path}${body.bytes ? ` with a ${body.bytes}-byte body` : ''}${this.describeChannel()}.`,
       ...bodyFields(body),
     });
     if (this.llm) {
@@ -321,6 +328,10 @@ export class HttpExchange {
       } else if (type === 'application/x-ndjson' || (this.llm && this.channel === 'ollama' && type !== 'application/json' && status < 400)) {
         this.framing = 'ndjson';
         this.lines = new LineFramer({ dir: 's2c', maxFrameBytes: this.observer.maxBody });
+      } else if (this.llm && this.channel === 'gemini' && type === 'application/json' && status < 400 && /:streamGenerateContent$/.test(pathOnly(this.apiPath))) {
+        // Gemini streams without alt=sse as one JSON array, each element a chunk of the reply.
+        this.framing = 'json-array';
+        this.array = new JsonArrayFramer({ maxElementBytes: this.observer.maxBody });
       }
       const coding = contentCoding(headers['content-encoding']);
       if (coding !== undefined && coding !== 'identity') {
@@ -332,7 +343,7 @@ export class HttpExchange {
             this.afterDecode = undefined;
             then?.();
           },
-          (error) => this.warn(`mcptap could not decode the ${coding} response body of ${this.head.method} ${this.head.path} for the log (${error.message}); the client got it unchanged.`, Date.now()),
+          (error) => this.warn(`mcptap could not decode the ${coding} response body of ${this.head.method} ${this.shown.path} for the log (${error.message}); the client got it unchanged.`, Date.now()),
         );
       }
       this.llm?.responseHead(status);
@@ -346,7 +357,7 @@ export class HttpExchange {
         headers: redactHeaders(headers, this.observer.redactor),
         ttfbMs,
         ...(status >= 400 ? { level: LEVEL.warn } : {}),
-        msg: `${this.head.method} ${this.head.path} → ${status}${type ? ` (${type})` : ''} after ${formatMs(ttfbMs)}${describeStatus(status, headers)}.`,
+        msg: `${this.head.method} ${this.shown.path} → ${status}${type ? ` (${type})` : ''} after ${formatMs(ttfbMs)}${describeStatus(status, headers)}.`,
       });
     });
   }
@@ -371,7 +382,7 @@ export class HttpExchange {
    */
   skipped(dir: 'c2s' | 's2c', bytes: number, time: number): void {
     if (this.uninspectedBytes === 0) {
-      this.warn(`mcptap fell behind the traffic: the rest of ${this.head.method} ${this.head.path} (exchange ${this.id}) is relayed in full but not inspected, and its records end with what was seen.`, time);
+      this.warn(`mcptap fell behind the traffic: the rest of ${this.head.method} ${this.shown.path} (exchange ${this.id}) is relayed in full but not inspected, and its records end with what was seen.`, time);
     }
     this.uninspectedBytes += bytes;
     if (dir === 'c2s') this.reqBytes += bytes;
@@ -401,11 +412,11 @@ export class HttpExchange {
   /** Decide what the exchange speaks now that its request body is known; open its MCP session or LLM turn. */
   private classify(text: string): void {
     const path = pathOnly(this.apiPath);
-    if ((this.channel === 'ollama' || this.channel === 'openai') && isLlmTurnPath(this.channel, path) && this.head.method === 'POST') {
-      this.llm = new LlmTurn({ sink: this.observer.sink, channel: this.channel, exchange: this.id, endpoint: path, chunks: this.observer.chunks });
+    if (isLlmApi(this.channel) && isLlmTurnPath(this.channel, path) && this.head.method === 'POST') {
+      this.llm = new LlmTurn({ sink: this.observer.sink, channel: this.channel, exchange: this.id, endpoint: path, path: this.apiPath, chunks: this.observer.chunks });
       return;
     }
-    if (this.channel === 'ollama' || this.channel === 'openai') return;
+    if (isLlmApi(this.channel)) return;
     const sid = firstValue(this.head.headers['mcp-session-id']);
     const legacy = this.observer.find(`ep:${this.head.path}`);
     if (legacy && !legacy.ended) {
@@ -439,6 +450,7 @@ export class HttpExchange {
     this.resBody.push(chunk);
     if (this.framing === 'sse') for (const item of this.sse!.push(chunk)) this.onSse(item, time, mono);
     else if (this.framing === 'ndjson') for (const line of this.lines!.push(chunk, time, mono)) this.onLine(line.bytes.toString('utf8'), time, mono);
+    else if (this.framing === 'json-array') for (const element of this.array!.push(chunk)) this.onLine(element.text, time, mono);
   }
 
   private onLine(text: string, time: number, mono: number): void {
@@ -503,6 +515,8 @@ export class HttpExchange {
       if (this.sse) for (const item of this.sse.end()) this.onSse(item, now, nowMono);
       const tail = this.lines?.end(now, nowMono);
       if (tail) this.onLine(tail.bytes.toString('utf8'), now, nowMono);
+      const cutElement = this.array?.end();
+      if (cutElement) this.onLine(cutElement.text, now, nowMono);
       const body = this.resBody.result();
       const text = body.bodyEncoding === 'base64' ? '' : body.body ?? '';
       if (this.framing === 'body' && this.mcp && text && (isJsonRpcBody(text) || body.truncated)) {
@@ -528,14 +542,14 @@ export class HttpExchange {
         kind: 'http-end',
         exchange: this.id,
         method: this.head.method,
-        path: this.head.path,
+        path: this.shown.path,
         outcome,
         reqBytes: this.reqBytes,
         resBytes: this.resBytes,
         durationMs,
         msg: replyComplete && outcome !== 'complete'
-          ? describeCompleteReply(this.head, this.status, outcome, durationMs, this.resBytes)
-          : describeEnd(this.head, this.status, outcome, durationMs, this.resBytes, error, this.framing === 'sse'),
+          ? describeCompleteReply(this.shown, this.status, outcome, durationMs, this.resBytes)
+          : describeEnd(this.shown, this.status, outcome, durationMs, this.resBytes, error, this.framing === 'sse'),
         ...bodyFields(body),
       };
       if (replyComplete) draft.replyComplete = true;
@@ -586,6 +600,10 @@ export class HttpExchange {
         return ' (Ollama API)';
       case 'openai':
         return ' (OpenAI-compatible API)';
+      case 'anthropic':
+        return ' (Anthropic Messages API)';
+      case 'gemini':
+        return ' (Gemini API)';
       default:
         return '';
     }

@@ -2,21 +2,22 @@
  * One LLM turn seen from the middle: the request body in, the reply's frames (NDJSON lines or SSE events) in,
  * `llm-request`, `llm-chunk`, `llm-response` and `llm-error` records out. Pure apart from the sink.
  */
-import type { Channel } from '../types.js';
+import type { LlmChannel } from '../types.js';
 import { LEVEL, RAW_PARSED, type LlmToolCall, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { roundMs } from './correlator.js';
 import { preview, previewJson } from '../protocols/mcp.js';
-import { errorText, parseJson, type LlmReply, type LlmReplyAssembler, type LlmRequestSummary } from '../protocols/llm.js';
-import { OllamaReplyAssembler, summarizeOllamaRequest } from '../protocols/ollama.js';
-import { OpenAiReplyAssembler, openAiReplyFromBody, summarizeOpenAiRequest } from '../protocols/openai.js';
+import { errorText, errorTypeOf, parseJson, type LlmReply, type LlmReplyAssembler, type LlmRequestSummary } from '../protocols/llm.js';
+import { DIALECTS, type LlmDialect } from '../protocols/dialects.js';
 import { formatMs } from './annotate.js';
 
 export interface LlmTurnOptions {
   sink: RecordSink;
-  channel: 'ollama' | 'openai';
+  channel: LlmChannel;
   exchange: string;
   /** API path, e.g. /api/chat. */
   endpoint: string;
+  /** The path with its query as the upstream sees it (Gemini names the model there), when it differs from endpoint. */
+  path?: string;
   /** Write one record per streamed chunk. */
   chunks: boolean;
 }
@@ -27,9 +28,11 @@ type LlmChunkDraft = Extract<RecordDraft, { kind: 'llm-chunk' }> & { [RAW_PARSED
 /** Observes one model call. Call in order: request → (response head → frames… | body) → end. */
 export class LlmTurn {
   private readonly sink: RecordSink;
-  private readonly channel: 'ollama' | 'openai';
+  private readonly channel: LlmChannel;
+  private readonly dialect: LlmDialect;
   private readonly exchange: string;
   private readonly endpoint: string;
+  private readonly path: string;
   private readonly chunks: boolean;
   private readonly assembler: LlmReplyAssembler;
   private summary: LlmRequestSummary | undefined;
@@ -46,22 +49,24 @@ export class LlmTurn {
   constructor(options: LlmTurnOptions) {
     this.sink = options.sink;
     this.channel = options.channel;
+    this.dialect = DIALECTS[options.channel];
     this.exchange = options.exchange;
     this.endpoint = options.endpoint;
+    this.path = options.path ?? options.endpoint;
     this.chunks = options.chunks;
-    this.assembler = options.channel === 'ollama' ? new OllamaReplyAssembler() : new OpenAiReplyAssembler();
+    this.assembler = this.dialect.assembler();
   }
 
   /** The request body has been read (the copy; `text` may be cut at --max-body). */
   request(text: string, time: number, mono: number): void {
     this.requestMono = mono;
     const json = parseJson(text);
-    const summary = this.channel === 'ollama' ? summarizeOllamaRequest(json) : summarizeOpenAiRequest(json);
+    const summary = this.dialect.summarize(json, this.path);
     this.summary = summary;
-    const s = summary ?? { stream: this.channel === 'ollama', messageCount: 0, tools: [], toolResults: [] };
+    const s = summary ?? { stream: this.dialect.streamsByDefault, messageCount: 0, tools: [], toolResults: [] };
     const draft = {
       time,
-      channel: this.channel as Channel,
+      channel: this.channel,
       kind: 'llm-request' as const,
       dir: 'c2s' as const,
       exchange: this.exchange,
@@ -70,10 +75,13 @@ export class LlmTurn {
       messageCount: s.messageCount,
       tools: s.tools,
       toolResults: s.toolResults,
-      msg: describeRequest(this.channel, this.endpoint, s, summary === undefined),
+      msg: describeRequest(this.dialect, this.endpoint, s, summary === undefined),
       ...(s.model !== undefined ? { model: s.model } : {}),
       ...(s.historyToolCalls ? { historyToolCalls: s.historyToolCalls } : {}),
       ...(s.prompt !== undefined ? { prompt: s.prompt } : {}),
+      ...(s.system !== undefined ? { system: s.system } : {}),
+      ...(s.maxTokens !== undefined ? { maxTokens: s.maxTokens } : {}),
+      ...(s.thinkingConfig !== undefined ? { thinkingConfig: s.thinkingConfig } : {}),
     };
     this.sink.write(draft);
   }
@@ -100,7 +108,7 @@ export class LlmTurn {
     if (this.chunks) {
       const draft: LlmChunkDraft = {
         time,
-        channel: this.channel as Channel,
+        channel: this.channel,
         kind: 'llm-chunk',
         dir: 's2c',
         exchange: this.exchange,
@@ -113,7 +121,7 @@ export class LlmTurn {
       if (info.json) draft[RAW_PARSED] = info.json;
       this.sink.write(draft);
     }
-    if (info.error !== undefined && this.status < 400) this.writeError(info.error, 'in-stream', time);
+    if (info.error !== undefined && this.status < 400) this.writeError(info.error, 'in-stream', time, info.errorType);
   }
 
   /**
@@ -128,29 +136,24 @@ export class LlmTurn {
     const durationMs = roundMs(mono - this.requestMono);
     if (this.status >= 400) {
       const text = body ?? '';
-      this.writeError(errorText(parseJson(text)) ?? (preview(text, 200) || `HTTP ${this.status}`), 'before-stream', time);
+      const json = parseJson(text);
+      this.writeError(errorText(json) ?? (preview(text, 200) || `HTTP ${this.status}`), 'before-stream', time, errorTypeOf(json));
       return;
     }
-    let reply: LlmReply;
-    if (this.streamed) reply = this.assembler.result();
-    else if (this.channel === 'openai') reply = openAiReplyFromBody(body ?? '');
-    else {
-      this.assembler.push(body ?? '');
-      reply = { ...this.assembler.result(), chunkCount: 0 };
-    }
+    const reply: LlmReply = this.streamed ? this.assembler.result() : this.dialect.replyFromBody(body ?? '');
     if (this.streamed) {
       reply.toolCalls.forEach((call, i) => {
         if (this.completedAt[i] !== undefined) call.completedMs = this.completedAt[i];
       });
     }
-    if (reply.error !== undefined && !this.errorLogged) this.writeError(reply.error, this.streamed ? 'in-stream' : 'before-stream', time);
+    if (reply.error !== undefined && !this.errorLogged) this.writeError(reply.error, this.streamed ? 'in-stream' : 'before-stream', time, reply.errorType);
     if (cut !== undefined) {
       this.writeError(`${cut} after ${reply.chunkCount} chunk${reply.chunkCount === 1 ? '' : 's'}`, 'in-stream', time);
       if (reply.error === undefined) reply.error = cut;
     }
     const draft = {
       time,
-      channel: this.channel as Channel,
+      channel: this.channel,
       kind: 'llm-response' as const,
       dir: 's2c' as const,
       exchange: this.exchange,
@@ -177,8 +180,10 @@ export class LlmTurn {
     this.sink.write(draft);
   }
 
-  private writeError(error: string, phase: 'before-stream' | 'in-stream', time: number): void {
+  private writeError(error: string, phase: 'before-stream' | 'in-stream', time: number, errorType?: string): void {
     this.errorLogged = true;
+    const api = this.dialect.apiName;
+    const what = errorType !== undefined ? `${errorType}: ${preview(error, 160)}` : preview(error, 160);
     this.sink.write({
       time,
       channel: this.channel,
@@ -189,19 +194,18 @@ export class LlmTurn {
       status: this.status,
       phase,
       error,
+      ...(errorType !== undefined ? { errorType } : {}),
       level: LEVEL.warn,
       msg:
         phase === 'before-stream'
-          ? `The ${apiName(this.channel)} API refused the call with HTTP ${this.status}: ${preview(error, 160)}`
-          : `The ${apiName(this.channel)} reply failed mid-stream: ${preview(error, 160)}`,
+          ? `The ${api} API refused the call with HTTP ${this.status}: ${what}`
+          : `The ${api} reply failed mid-stream: ${what}`,
     });
   }
 }
 
-const apiName = (channel: 'ollama' | 'openai'): string => (channel === 'ollama' ? 'Ollama' : 'OpenAI-compatible');
-
-function describeRequest(channel: 'ollama' | 'openai', endpoint: string, s: LlmRequestSummary, unreadable: boolean): string {
-  if (unreadable) return `Agent calls ${apiName(channel)} ${endpoint} with a body mcptap could not read as JSON.`;
+function describeRequest(dialect: LlmDialect, endpoint: string, s: LlmRequestSummary, unreadable: boolean): string {
+  if (unreadable) return `Agent calls ${dialect.apiName} ${endpoint} with a body mcptap could not read as JSON.`;
   const parts = [`Agent asks ${s.model ?? 'the model'} (${endpoint}${s.stream ? ', streamed' : ''}) with ${s.messageCount} message${s.messageCount === 1 ? '' : 's'}`];
   if (s.tools.length) parts.push(`offering tools ${s.tools.slice(0, 8).join(', ')}${s.tools.length > 8 ? ` and ${s.tools.length - 8} more` : ''}`);
   if (s.toolResults.length) {

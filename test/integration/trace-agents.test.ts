@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { readAllRecords } from '../../src/log/reader.js';
-import { runOllamaAgent, runOpenAiAgent, toolboxFrom, type AgentOptions, type AgentRun, type Toolbox } from '../../src/demo/agent.js';
+import { runAnthropicAgent, runGeminiAgent, runOllamaAgent, runOpenAiAgent, toolboxFrom, type AgentOptions, type AgentRun, type Toolbox } from '../../src/demo/agent.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
 import { startHttpCli } from '../support/http-cli.js';
@@ -126,6 +126,47 @@ describe.each([
       answerPreview: '上海当前的天气是晴天，温度是27摄氏度。',
       diagnostics: [],
     });
+    expect(lines.filter((l) => l.type === 'diagnostic')).toEqual([]);
+  });
+});
+
+describe.each([
+  ['whole replies', false],
+  ['streamed replies', true],
+])('the Anthropic and Gemini clients over an LLM proxy log and an MCP server log (%s)', (_, stream) => {
+  it('links a Claude-Code-named tool call (mcp__weather__get_weather) to the server’s tools/call, by tool_use id', async () => {
+    const { result, lines } = await agentRun(runAnthropicAgent, 'claude-sonnet-4-5-20250929', "What's the weather in New York right now?", stream);
+    expect(result.toolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'New York' }, result: 'Clear, with a low around 65. Southwest wind around 6 mph.' }]);
+    const trips = lines.filter((l) => l.type === 'tool-round-trip');
+    expect(trips).toHaveLength(1);
+    expect(trips[0]).toMatchObject({
+      tool: 'mcp__weather__get_weather',
+      arguments: { location: 'New York' },
+      llm: { channel: 'anthropic', endpoint: '/v1/messages', model: 'claude-sonnet-4-5-20250929', toolCallId: 'toolu_01A09q90qw90lq917835lq9' },
+      mcp: { server: 'weather', id: 2, isError: false },
+      result: 'Clear, with a low around 65. Southwest wind around 6 mph.',
+      fedBack: true,
+      answerPreview: "It's clear in New York right now, with a low around 65°F and a light southwest wind around 6 mph.",
+      diagnostics: [],
+    });
+    expect(lines.filter((l) => l.type === 'diagnostic')).toEqual([]);
+  });
+
+  it('links the Gemini functionCall to the server’s tools/call and the functionResponse that carries it back', async () => {
+    const { result, lines } = await agentRun(runGeminiAgent, 'gemini-2.5-flash', 'what is the weather in California?', stream);
+    expect(result.answer).toBe("The weather service says it's always raining in California, so take an umbrella.");
+    const trips = lines.filter((l) => l.type === 'tool-round-trip');
+    expect(trips).toMatchObject([
+      {
+        tool: 'get_weather',
+        arguments: { location: 'California' },
+        llm: { channel: 'gemini', model: 'gemini-2.5-flash', toolCallId: null },
+        mcp: { server: 'weather', isError: false },
+        result: "It's always raining in California",
+        fedBack: true,
+        diagnostics: [],
+      },
+    ]);
     expect(lines.filter((l) => l.type === 'diagnostic')).toEqual([]);
   });
 });
