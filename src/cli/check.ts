@@ -7,6 +7,7 @@ import { readAllRecords } from '../log/reader.js';
 import { checkRecords, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from '../check/check.js';
 import { McptapError } from '../types.js';
 import { fail, logPaths, printNote, wantColor, type RegisterCommand } from './shared.js';
+import { startProgress } from './progress.js';
 
 /** Registers `mcptap check`. */
 export const registerCheck: RegisterCommand = (cli) =>
@@ -36,9 +37,12 @@ export const registerCheck: RegisterCommand = (cli) =>
       }
       try {
         const problems: string[] = [];
-        const records = await readAllRecords(logPaths(argv, 'check'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote });
+        const progress = startProgress();
+        const records = await readAllRecords(logPaths(argv, 'check'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote, progress: progress.read });
+        progress.phase(`checking ${records.length.toLocaleString('en')} records`);
         if (records.length === 0) throw new McptapError('EMPTY_LOG', `no records in ${(argv.logs as string[]).join(', ')}; there is nothing to check.`);
         const report = checkRecords(records, { failOn });
+        progress.done();
         const text = argv.format === 'junit' ? formatJunit(report) : formatCheckSummary(report, { color: argv.output ? false : wantColor(argv.color as boolean | undefined) });
         if (typeof argv.output === 'string') await writePrivateFile(argv.output, text);
         else process.stdout.write(text);

@@ -11,6 +11,7 @@ import { readAllRecords } from '../log/reader.js';
 import { sendSpans } from '../export/otlp-live.js';
 import { McptapError } from '../types.js';
 import { fail, logPaths, printNote, type RegisterCommand } from './shared.js';
+import { startProgress } from './progress.js';
 
 /** The formats of `export`. */
 export const EXPORT_FORMATS = ['har', 'otlp'] as const;
@@ -46,7 +47,9 @@ export const registerExport: RegisterCommand = (cli) =>
         }
         const linkOptions = window !== undefined ? { windowMs: window * 1000 } : {};
         const problems: string[] = [];
-        const records = await readAllRecords(logPaths(argv, 'export'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote });
+        const progress = startProgress();
+        const records = await readAllRecords(logPaths(argv, 'export'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote, progress: progress.read });
+        progress.phase(`exporting ${records.length.toLocaleString('en')} records`);
         for (const p of problems.slice(0, 5)) process.stderr.write(`mcptap: skipped a line that is not a record: ${p}\n`);
         if (problems.length > 5) process.stderr.write(`mcptap: … and ${problems.length - 5} more such lines\n`);
         if (endpoint !== undefined) {
@@ -57,6 +60,7 @@ export const registerExport: RegisterCommand = (cli) =>
         }
         // The OpenTelemetry serializer costs ~200 ms to load: only this command, and only this format, pays it.
         const text = format === 'har' ? formatHar(records) : `${(await import('../export/otlp.js')).formatOtlp(records, linkOptions)}\n`;
+        progress.done();
         const out = argv.out as string | undefined;
         if (out !== undefined) {
           await writePrivateFile(out, text);

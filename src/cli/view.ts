@@ -14,6 +14,8 @@ import { linkTrace } from '../trace/link.js';
 import { readAllRecords } from '../log/reader.js';
 import { McptapError } from '../types.js';
 import { fail, logPaths, printNote, wantColor, type RegisterCommand } from './shared.js';
+import { fitWidth, terminalWidth } from './fit-width.js';
+import { startProgress } from './progress.js';
 
 /** The output formats of `view`. */
 export const VIEW_FORMATS = ['pretty', 'timeline', 'mermaid', 'json', 'html'] as const;
@@ -36,6 +38,7 @@ export const registerView: RegisterCommand = (cli) =>
         .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout (handy for --format html)' })
         .option('color', { type: 'boolean', describe: 'Colour the output (default: when stdout is a terminal; --no-color to turn off)' })
         .option('relative', { type: 'boolean', default: false, describe: 'Show times since the first record (pretty)' })
+        .option('wide', { type: 'boolean', default: false, describe: 'Keep whole lines in a terminal (pretty and timeline lines are cut to its width with …)' })
         .option('window', { type: 'number', describe: 'Seconds after a model reply within which the tools/call that ran it must start (default 120)' })
         .example('$0 view logs/', 'Every log in ./logs as one timeline, round trips at the end')
         .example('$0 view --format json logs/ | grep tool-round-trip', 'Each model tool call linked to its tools/call and feed-back')
@@ -50,9 +53,13 @@ export const registerView: RegisterCommand = (cli) =>
         }
         const out = argv.out as string | undefined;
         const color = out === undefined && wantColor(argv.color as boolean | undefined);
+        const width = out === undefined ? terminalWidth(process.stdout, argv.wide as boolean) : undefined;
         const problems: string[] = [];
-        const records = await readAllRecords(logPaths(argv, 'view'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote });
+        const progress = startProgress();
+        const records = await readAllRecords(logPaths(argv, 'view'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote, progress: progress.read });
+        progress.phase(`linking ${records.length.toLocaleString('en')} records`);
         const trace = linkTrace(records, window !== undefined ? { windowMs: window * 1000 } : {});
+        progress.phase(`writing the ${format} view`);
         let text: string;
         switch (format) {
           case 'json':
@@ -66,14 +73,15 @@ export const registerView: RegisterCommand = (cli) =>
             break;
           case 'timeline': {
             const summary = formatRoundTripSummary(trace, { color });
-            text = lines([...formatTimeline(buildTimeline(records, trace), { color }), ...(summary.length ? ['', ...summary] : [])]);
+            text = lines([...formatTimeline(buildTimeline(records, trace), { color }), ...(summary.length ? ['', ...summary] : [])].map((l) => fitWidth(l, width)));
             break;
           }
           default: {
             const summary = formatRoundTripSummary(trace, { color });
-            text = lines([...formatPretty(records, { color, relative: argv.relative as boolean }), ...(summary.length ? ['', ...summary] : [])]);
+            text = lines([...formatPretty(records, { color, relative: argv.relative as boolean }), ...(summary.length ? ['', ...summary] : [])].map((l) => fitWidth(l, width)));
           }
         }
+        progress.done();
         if (out !== undefined) {
           await writePrivateFile(out, text).catch((error: NodeJS.ErrnoException) => {
             throw new McptapError('CANNOT_WRITE', `cannot write ${out} (${error.code ?? error.message}). Choose a file in a folder that exists and that you can write to.`);

@@ -24,6 +24,14 @@ export interface ReadLogsOptions {
   onProblem?: (problem: LogProblem) => void;
   /** Called for what a folder walk skipped (a symbolic-link loop, a named pipe), one sentence each. */
   onNote?: (note: string) => void;
+  /** Filled in as the logs are read, for a progress line: the logs' total size and about how much is read. */
+  progress?: ReadProgress;
+}
+
+/** How far a read has got, in bytes (UTF-16 units of the lines, close enough for a percentage). */
+export interface ReadProgress {
+  total: number;
+  read: number;
 }
 
 /** A record and where it came from. */
@@ -94,6 +102,7 @@ export async function* readLogFile(file: string, options: ReadLogsOptions = {}):
   try {
     for await (const line of lines) {
       n++;
+      if (options.progress) options.progress.read += line.length + 1;
       const parsed = parseRecordLine(line);
       if (!parsed) continue;
       if ('problem' in parsed) options.onProblem?.({ file, line: n, message: parsed.problem });
@@ -115,6 +124,7 @@ export async function* readLogFile(file: string, options: ReadLogsOptions = {}):
  */
 export async function* readLogs(paths: readonly string[], options: ReadLogsOptions = {}): AsyncGenerator<SourcedRecord> {
   const files = await listLogFiles(paths, options);
+  if (options.progress) for (const file of files) options.progress.total += (await stat(file)).size;
   // Files not yet opened, by the time of their first record (then list order).
   const waiting: { file: string; order: number; first: SourcedRecord }[] = [];
   for (const [order, file] of files.entries()) {

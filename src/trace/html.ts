@@ -17,6 +17,8 @@ import type { Timeline } from './timeline.js';
 
 /** Largest piece of JSON shown for one record; the log itself keeps everything. */
 const MAX_JSON_CHARS = 64 * 1024;
+/** Most JSON one page holds in all (frames of big logs made pages of hundreds of MB a browser could not open). */
+const MAX_PAGE_JSON_CHARS = 16 * 1024 * 1024;
 
 /** Defaults for how much one page holds: a browser stays usable, the rest is a `mcptap view` away. */
 export const DEFAULT_HTML_MAX_RECORDS = 5000;
@@ -61,7 +63,7 @@ ${trace.diagnostics.length > 0 ? `<section id="findings"><h2>Findings</h2><ul>${
 <section id="diagram"><h2>Sequence diagram</h2>${more(timeline.steps.length - drawn.steps.length, 'arrows', 'mcptap view --format mermaid')}<div class="svg-wrap">${renderSequenceSvg(drawn)}</div>
 <details><summary>Mermaid source</summary><pre>${esc(formatMermaid(drawn))}</pre></details></section>
 <section id="timeline"><h2>Timeline</h2><p class="hint">Every record of every log, merged by time. Open one to see its frame and the record.</p>
-<ol class="records">${shown.map((r, i) => recordItem(r, pretty[i] ?? '')).join('\n')}</ol>${more(records.length - shown.length, 'records', 'mcptap view')}</section>
+<ol class="records">${recordItems(shown, pretty)}</ol>${more(records.length - shown.length, 'records', 'mcptap view')}</section>
 <section id="summary-text"><details><summary>Summary as text</summary><pre>${esc(summary.join('\n'))}</pre></details></section>
 </body>
 </html>
@@ -168,14 +170,20 @@ function rounds(list: RoundTripRound[] | undefined): string {
   return ` in ${list.length} rounds (${each.join('; ')})`;
 }
 
-function recordItem(r: LogRecord, line: string): string {
-  const frame = frameJson(r);
-  const level = (r.level ?? 30) >= 40 ? ' class="warn"' : '';
-  return (
-    `<li${level}><details><summary>${esc(line)}</summary>` +
-    (frame !== undefined ? `<h3>Frame</h3><pre>${esc(cap(frame))}</pre>` : '') +
-    `<h3>Record</h3><pre>${esc(cap(JSON.stringify(r, null, 2)))}</pre></details></li>`
-  );
+/** The timeline's items, each with its frame and record as JSON until the page's budget for JSON is spent. */
+function recordItems(records: readonly LogRecord[], lines: readonly string[]): string {
+  let budget = MAX_PAGE_JSON_CHARS;
+  return records
+    .map((r, i) => {
+      const level = (r.level ?? 30) >= 40 ? ' class="warn"' : '';
+      const summary = `<li${level}><details><summary>${esc(lines[i] ?? '')}</summary>`;
+      if (budget <= 0) return `${summary}<p class="hint">Frame and record left out: this page already holds ${MAX_PAGE_JSON_CHARS / 1024 / 1024} MB of them. <code>mcptap view --format json</code> has every one.</p></details></li>`;
+      const frame = frameJson(r);
+      const json = (frame !== undefined ? `<h3>Frame</h3><pre>${esc(cap(frame))}</pre>` : '') + `<h3>Record</h3><pre>${esc(cap(JSON.stringify(r, null, 2)))}</pre>`;
+      budget -= json.length;
+      return `${summary}${json}</details></li>`;
+    })
+    .join('\n');
 }
 
 /** The frame a record carries, pretty-printed when it is JSON: the JSON-RPC line, the HTTP body, the chunk. */

@@ -34,6 +34,20 @@ describe('formatHtml', () => {
   });
 });
 
+describe('a page of a big log', () => {
+  it('holds frames up to its budget, then says where the rest are', () => {
+    const big = 'x'.repeat(60 * 1024);
+    const base = weatherRoundTrip();
+    const last = base.at(-1)!;
+    const noisy = Array.from({ length: 400 }, (_, i) => ({ ...last, seq: last.seq + 1 + i, time: last.time + 1 + i, kind: 'stderr', dir: 's2c', text: big, msg: 'Server stderr: x' }) as never);
+    const records = [...base, ...noisy];
+    const page = formatHtml(records, linkTrace(records), buildTimeline(records, linkTrace(records)));
+    expect(page.length).toBeLessThan(20 * 1024 * 1024);
+    expect(page.match(/<li( class="warn")?><details>/g)).toHaveLength(records.length);
+    expect(page).toContain('Frame and record left out: this page already holds 16 MB of them. <code>mcptap view --format json</code> has every one.');
+  });
+});
+
 describe('renderSequenceSvg', () => {
   const records = weatherRoundTrip();
   const timeline = buildTimeline(records, linkTrace(records));
