@@ -71,8 +71,9 @@ export class HttpInspectionClient {
     this.copy(HTTP_CALL.requestData, x, chunk, 'c2s', time, mono);
   }
 
-  requestEnd(x: number, time: number, mono: number): void {
-    this.channel.send([HTTP_CALL.requestEnd, x, time, mono]);
+  /** The request body ended, with the request's trailers when it had any. */
+  requestEnd(x: number, time: number, mono: number, trailers?: Record<string, string>): void {
+    this.channel.send(trailers ? [HTTP_CALL.requestEnd, x, time, mono, trailers] : [HTTP_CALL.requestEnd, x, time, mono]);
   }
 
   responseHead(x: number, status: number, headers: Record<string, string | string[] | undefined>, time: number, mono: number): void {
@@ -83,9 +84,10 @@ export class HttpInspectionClient {
     this.copy(HTTP_CALL.responseData, x, chunk, 's2c', time, mono);
   }
 
-  responseEnd(x: number, time: number, mono: number): void {
+  /** The response ended, with its trailers when it had any. */
+  responseEnd(x: number, time: number, mono: number, trailers?: Record<string, string>): void {
     this.skipping.delete(x);
-    this.channel.send([HTTP_CALL.responseEnd, x, time, mono]);
+    this.channel.send(trailers ? [HTTP_CALL.responseEnd, x, time, mono, trailers] : [HTTP_CALL.responseEnd, x, time, mono]);
   }
 
   fail(x: number, outcome: Exclude<HttpOutcome, 'complete'>, error: ErrorSummary | undefined, time: number, mono: number): void {

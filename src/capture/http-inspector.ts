@@ -74,7 +74,7 @@ export class HttpInspector {
         this.exchanges.get(x)?.requestData(call[2] as Buffer);
         return;
       case HTTP_CALL.requestEnd:
-        this.exchanges.get(x)?.requestEnd(call[2] as number, call[3] as number);
+        this.exchanges.get(x)?.requestEnd(call[2] as number, call[3] as number, call[4] as Record<string, string> | undefined);
         return;
       case HTTP_CALL.responseHead:
         this.exchanges.get(x)?.responseHead(call[2] as number, call[3] as Record<string, string | string[] | undefined>, call[4] as number, call[5] as number);
@@ -83,7 +83,7 @@ export class HttpInspector {
         this.exchanges.get(x)?.responseData(call[2] as Buffer, call[3] as number, call[4] as number);
         return;
       case HTTP_CALL.responseEnd:
-        this.exchanges.get(x)?.responseEnd(call[2] as number, call[3] as number);
+        this.exchanges.get(x)?.responseEnd(call[2] as number, call[3] as number, call[4] as Record<string, string> | undefined);
         this.exchanges.delete(x);
         return;
       case HTTP_CALL.fail:

@@ -1,8 +1,8 @@
 /**
- * The HTTP tap: a reverse proxy (http-proxy) in front of an MCP server, Ollama or an OpenAI-compatible API that
- * forwards every byte as it arrives, both ways, and logs a copy.
+ * The HTTP tap: a reverse proxy in front of an MCP server, Ollama or an OpenAI-compatible API that forwards every
+ * byte as it arrives, both ways, and logs a copy.
  *
- * Forwarding is http-proxy's `pipe`; the tap only adds `data` listeners to the same streams, which never pause
+ * Forwarding is a `pipe` each way (http-relay.ts; http-proxy for WebSocket upgrades); the tap only adds `data` listeners to the same streams, which never pause
  * them, and hands each chunk to the inspection (http-inspection.ts) — posted to the inspection thread once per
  * turn of the event loop, after the chunk has been written on, so decoding and logging never wait in line with the
  * traffic. Compressed bodies reach the client compressed; only the copy is decoded. Failures are the proxy's to
@@ -22,6 +22,7 @@ import { HttpInspectionClient, type HttpInspectorConfig } from './http-inspectio
 import { HttpInspectorThread } from './http-inspector-thread.js';
 import { HttpInspector, InlineHttpChannel } from './http-inspector.js';
 import { tapWebSocket } from './ws.js';
+import { MAX_HEADER_BYTES, relayRequest } from './http-relay.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { McptapError } from '../types.js';
 import { LEVEL } from '../log/schema.js';
@@ -99,6 +100,11 @@ function checkPort(port: number, text: string): number {
   return port;
 }
 
+/** An ended message's trailers, when it had any (most have none). */
+function trailersOf(message: http.IncomingMessage): Record<string, string> | undefined {
+  return message.rawTrailers.length > 0 ? { ...message.trailers } as Record<string, string> : undefined;
+}
+
 /**
  * Parse and check the upstream URL. Without a scheme only HOST:PORT is taken (`127.0.0.1:11435`): a bare word
  * (`notaurl`) is a mistake that would otherwise fail on every request, long after start-up.
@@ -174,36 +180,31 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   const tracked = new WeakMap<http.IncomingMessage, Tracked>();
 
   // Each chunk goes to the inspection after the forwarding `pipe` has written it on: the `data` listeners below
-  // are registered after http-proxy's, and the calls are posted (or, inline, carried out) in a later turn. The
+  // are registered after the relay's, and the calls are posted (or, inline, carried out) in a later turn. The
   // chunk listeners read the two clocks themselves rather than spread now(), which builds an array per chunk.
   const now = (): [number, number] => [Date.now(), performance.now()];
 
-  proxy.on('proxyReq', (proxyReq, req) => {
-    const t = tracked.get(req);
-    if (t) t.proxyReq = proxyReq;
-  });
+  const relayTarget = { url: targetUrl, agent, changeOrigin: !isLoopbackHost(targetUrl.hostname) };
 
-  proxy.on('proxyRes', (proxyRes, req, res) => {
-    const t = tracked.get(req);
-    if (!t) return;
+  const onResponse = (proxyRes: http.IncomingMessage, t: Tracked, res: http.ServerResponse): void => {
     const { x } = t;
     inspection.responseHead(x, proxyRes.statusCode ?? 0, proxyRes.headers, ...now());
     proxyRes.on('data', (chunk: Buffer) => inspection.responseData(x, chunk, Date.now(), performance.now()));
     proxyRes.on('end', () => {
       if (t.settled) return;
       t.settled = true;
-      inspection.responseEnd(x, ...now());
+      inspection.responseEnd(x, ...now(), trailersOf(proxyRes));
     });
     // An IncomingMessage with no 'error' listener would crash the process when the upstream resets.
     proxyRes.on('error', () => {});
     proxyRes.on('close', () => {
       if (proxyRes.complete || t.settled) return;
-      // The upstream broke off mid-body. http-proxy would leave the client waiting: end its connection too.
+      // The upstream broke off mid-body: end the client's connection too, rather than leave it waiting.
       t.settled = true;
       inspection.fail(x, 'upstream-reset', { name: 'Error', code: 'ECONNRESET', message: 'the upstream closed the connection before the response ended' }, ...now());
       res.destroy();
     });
-  });
+  };
 
   const onProxyError = (error: NodeJS.ErrnoException, req: http.IncomingMessage, res: http.ServerResponse | Duplex): void => {
     const t = tracked.get(req);
@@ -221,7 +222,9 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
         const body = JSON.stringify({
           error: isConnectError(error)
             ? `mcptap could not reach the upstream ${target}: ${error.code ?? error.message}. Is the server running, and is --target right?`
-            : `the upstream ${target} closed the connection before answering (${error.code ?? error.message}).`,
+            : error.code === 'HPE_HEADER_OVERFLOW'
+              ? `the upstream ${target} answered with response headers larger than mcptap relays (${MAX_HEADER_BYTES / 1024} KiB in all).`
+              : `the upstream ${target} closed the connection before answering (${error.code ?? error.message}).`,
           target,
           cause: { code: error.code, message: error.message },
         });
@@ -245,7 +248,7 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
 
   // Known once listening (port 0 picks one); requests only arrive after that.
   let actualPort = port;
-  const server = http.createServer((req, res) => {
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     const refused = refusal(req);
     if (refused !== undefined) {
       const body = JSON.stringify({ error: `mcptap refused this request: ${refused}` });
@@ -256,10 +259,14 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     const x = inspection.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, ...now());
     const t: Tracked = { x, settled: false };
     tracked.set(req, t);
-    proxy.web(req, res, {}, (error, rq, rs) => onProxyError(error as NodeJS.ErrnoException, rq, rs as http.ServerResponse));
-    // Registered after http-proxy's pipe, so each chunk is written upstream before the tap sees it.
+    relayRequest(req, res, relayTarget, {
+      request: (proxyReq) => (t.proxyReq = proxyReq),
+      response: (proxyRes) => onResponse(proxyRes, t, res),
+      error: (error) => onProxyError(error, req, res),
+    });
+    // Registered after the relay's pipe, so each chunk is written upstream before the tap sees it.
     req.on('data', (chunk: Buffer) => inspection.requestData(x, chunk, Date.now(), performance.now()));
-    req.on('end', () => inspection.requestEnd(x, ...now()));
+    req.on('end', () => inspection.requestEnd(x, ...now(), trailersOf(req)));
     res.on('close', () => {
       if (res.writableFinished || t.settled) return;
       // The client went away first: stop the upstream work it asked for (an LLM generating, an SSE stream).
@@ -282,8 +289,17 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     tapWebSocket({ proxy, req, socket, head, x, inspection, tracked: t });
   });
 
-  server.on('clientError', (_error, socket) => {
-    // A malformed request from a client: answer it as Node would, without crashing the proxy.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    // A malformed request from a client: answer it as Node would, without crashing the proxy. A head too big
+    // to relay is said plainly, to the client and in the log (no exchange began: there is no request to log).
+    if (error.code === 'HPE_HEADER_OVERFLOW') {
+      const sentence = `mcptap refused a request whose headers are larger than it relays (${MAX_HEADER_BYTES / 1024} KiB in all); the upstream never saw it.`;
+      inspection.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `Refused a request with HTTP 431: ${sentence}` });
+      const body = JSON.stringify({ error: sentence });
+      if (socket.writable) socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      else socket.destroy();
+      return;
+    }
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });

@@ -242,6 +242,8 @@ export interface HttpRequestRecord extends RecordBase {
   bodyEncoding?: 'base64';
   bodyBytes: number;
   bodyTruncated?: boolean;
+  /** The request's trailers (after a chunked body), when it had any: lower-case names, secrets redacted. */
+  trailers?: LoggedHeaders;
 }
 
 /** Response status and headers, logged when they arrive (before the body streams). */
@@ -280,6 +282,8 @@ export interface HttpEndRecord extends RecordBase {
   error?: { name: string; code?: string; message: string };
   /** Bytes relayed but not inspected because mcptap's inspection had fallen behind (counted in reqBytes/resBytes). */
   uninspectedBytes?: number;
+  /** The response's trailers (after a chunked body), when it had any: lower-case names, secrets redacted. */
+  trailers?: LoggedHeaders;
   /**
    * For an LLM stream: its own terminator (`data: [DONE]`, `done: true`, `response.completed`, …) arrived before
    * the connection ended, so the reply is complete whatever `outcome` says about who closed the connection.

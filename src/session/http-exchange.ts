@@ -265,7 +265,7 @@ export class HttpExchange {
   }
 
   /** The request body ended (or never will: `fail` calls this when the client gave up first). */
-  requestEnd(time: number, mono: number): void {
+  requestEnd(time: number, mono: number, trailers?: Record<string, string>): void {
     if (this.reqEndMono !== undefined) return;
     this.reqEndMono = mono;
     let body = this.reqBody.result();
@@ -297,6 +297,7 @@ export class HttpExchange {
       bodyBytes: body.bytes,
       msg: `${this.head.method} ${this.shown.path}${body.bytes ? ` with a ${body.bytes}-byte body` : ''}${this.describeChannel()}.`,
       ...bodyFields(body),
+      ...(trailers ? { trailers: redactHeaders(trailers, this.observer.redactor) } : {}),
     });
     if (this.llm) {
       const whole = this.llmBody && body.truncated && coding === 'identity' ? this.llmBody.result() : undefined;
@@ -390,9 +391,15 @@ export class HttpExchange {
   }
 
   /** The response ended normally. */
-  responseEnd(time: number, mono: number): void {
-    this.later(() => this.finish('complete', undefined, time, mono));
+  responseEnd(time: number, mono: number, trailers?: Record<string, string>): void {
+    this.later(() => {
+      this.trailers = trailers;
+      this.finish('complete', undefined, time, mono);
+    });
   }
+
+  /** The response's trailers, when it had any (logged with the http-end record). */
+  private trailers: Record<string, string> | undefined;
 
   /**
    * The exchange broke: the client went away, the upstream reset the connection or could not be reached, or
@@ -551,6 +558,7 @@ export class HttpExchange {
           ? describeCompleteReply(this.shown, this.status, outcome, durationMs, this.resBytes)
           : describeEnd(this.shown, this.status, outcome, durationMs, this.resBytes, error, this.framing === 'sse'),
         ...bodyFields(body),
+        ...(this.trailers ? { trailers: redactHeaders(this.trailers, this.observer.redactor) } : {}),
       };
       if (replyComplete) draft.replyComplete = true;
       if (this.status !== undefined) draft.status = this.status;
