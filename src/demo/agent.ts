@@ -6,8 +6,9 @@
  *   send the result back with the history → the model answers in words.
  *
  * This is what `mcptap demo` runs and what the trace tests drive; it is deliberately the plain loop people copy,
- * so the trace shows what real agents do. The LLM clients are dependencies of mcptap, loaded on demand: nothing
- * but the demo needs them, and every other command starts faster without them.
+ * so the trace shows what real agents do. The clients are loaded on demand (nothing but the demo needs them, and
+ * every other command starts faster without them); `ollama` and `openai` are dependencies of mcptap, the other
+ * two are used when installed next to it (see load).
  */
 import { McptapError } from '../types.js';
 
@@ -245,11 +246,21 @@ async function streamOpenAi(openai: OpenAiClient, body: Omit<import('openai').Op
   return message;
 }
 
-/** Import a package the demo needs (a dependency of mcptap), or say plainly that the installation is broken. */
+/**
+ * Clients mcptap does not install with itself (the Anthropic SDK is 29 MB; @google/genai needs Node 22 and runs an
+ * install script): `--client anthropic|gemini` uses them when they are installed next to mcptap.
+ */
+const NOT_INSTALLED: Record<string, string> = { '@anthropic-ai/sdk': 'anthropic', '@google/genai': 'gemini' };
+
+/** Import a package the demo needs, or say plainly how to get it. */
 export async function load<T>(name: string): Promise<T> {
   try {
     return (await import(name)) as T;
   } catch (error) {
+    const client = NOT_INSTALLED[name];
+    if (client !== undefined) {
+      throw new McptapError('DEMO_DEPENDENCY', `--client ${client} needs the ${name} package, which mcptap does not install with itself: install it next to mcptap (npm install ${name}, or npx -p mcptap -p ${name} mcptap demo --client ${client}), or use --client ollama or openai, which come with mcptap.`, { cause: error });
+    }
     throw new McptapError('DEMO_DEPENDENCY', `the demo could not load ${name}, which is installed with mcptap (${(error as Error).message}). Reinstall mcptap (npm install mcptap) and try again.`, { cause: error });
   }
 }

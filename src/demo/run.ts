@@ -105,6 +105,7 @@ async function runInFolder(logDir: string, options: DemoOptions): Promise<DemoRe
     const prompt = options.prompt ?? PROMPTS[client];
     say(`agent (${client} npm client): "${prompt}"`);
     run = await agent({ baseUrl: tap.url, model: options.model ?? MODELS[client], prompt, toolbox: mcp.toolbox }).catch((error: unknown) => {
+      if (error instanceof McptapError) throw error;
       const why = (error as Error)?.message ?? String(error);
       throw new McptapError('DEMO_AGENT', `the demo's agent got no answer from the LLM at ${upstream.url} (${why})${options.llmUrl !== undefined ? '; check that it is running and that --llm is right' : ''}.`, { cause: error });
     });

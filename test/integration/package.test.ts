@@ -62,6 +62,11 @@ describe('the installed package', () => {
     const demo = await exec('npx', ['mcptap', 'demo', '--speed', '0'], { cwd: app, env });
     expect(demo.stdout).toMatch(/Host \/ client → weather\s+tools\/call get_weather \{"location":"California"\}/);
     expect(readdirSync(join(app, 'logs'))).toEqual([expect.stringMatching(/^demo-\d{8}T\d{6}Z$/)]);
+    // A client mcptap does not install: a sentence saying how to get it, and nothing left behind.
+    const anthropic = await exec('npx', ['mcptap', 'demo', '--client', 'anthropic'], { cwd: app, env }).catch((e: { code: number; stderr: string }) => e);
+    expect(anthropic).toMatchObject({ code: 1 });
+    expect((anthropic as { stderr: string }).stderr).toContain('mcptap: --client anthropic needs the @anthropic-ai/sdk package, which mcptap does not install with itself');
+    expect(readdirSync(join(app, 'logs'))).toHaveLength(1);
 
     const wrap = execFile('npx', ['mcptap', '--log-dir', join('logs', 'wrapped'), 'node', 'server.js'], { cwd: app, env });
     let out = '';
