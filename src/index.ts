@@ -2,7 +2,7 @@
  * mcptap's public API, for programs and tests. The CLI is a thin layer over these; nothing here reads argv or
  * exits the process.
  */
-export type { Channel, Direction, Frame, Message, JsonRpcId, JsonRpcErrorObject } from './types.js';
+export type { Channel, LlmChannel, Direction, Frame, Message, JsonRpcId, JsonRpcErrorObject } from './types.js';
 export { McptapError } from './types.js';
 export { MCPTAP_VERSION } from './version.js';
 
@@ -32,6 +32,8 @@ export type { SseItem, SseEvent, SseComment } from './framing/sse.js';
 export { BodyCapture, createBodyDecoder, contentCoding } from './framing/body.js';
 export { OllamaReplyAssembler, summarizeOllamaRequest, ollamaUsage } from './protocols/ollama.js';
 export { OpenAiReplyAssembler, summarizeOpenAiRequest, openAiReplyFromBody } from './protocols/openai.js';
+export { AnthropicReplyAssembler, summarizeAnthropicRequest, anthropicReplyFromBody, anthropicUsage } from './protocols/anthropic.js';
+export { GeminiReplyAssembler, summarizeGeminiRequest, geminiReplyFromBody, geminiUsage } from './protocols/gemini.js';
 export type { LlmReply, LlmRequestSummary } from './protocols/llm.js';
 export { redactHeaders } from './log/redact.js';
 export { linkTrace, traceLines, parseTextToolCalls, DEFAULT_LINK_WINDOW_MS } from './trace/link.js';

@@ -26,7 +26,7 @@ import { MAX_HEADER_BYTES, relayRequest } from './http-relay.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { McptapError } from '../types.js';
 import { LEVEL } from '../log/schema.js';
-import { redactDefaults } from '../log/redact.js';
+import { redactDefaults, redactPathQuery } from '../log/redact.js';
 import { checkHostHeader, isLoopbackHost, nonLoopbackWarning } from '../net-safety.js';
 import type { RecordObserver } from '../export/tee-sink.js';
 
@@ -242,7 +242,7 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     if (!options.strictHost) return undefined;
     const verdict = checkHostHeader(req.headers, { port: actualPort, allowedHosts: [host] });
     if (verdict.ok) return undefined;
-    inspection.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `Refused ${req.method ?? 'GET'} ${req.url ?? '/'} (--strict-host): ${verdict.reason}` });
+    inspection.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `Refused ${req.method ?? 'GET'} ${redactPathQuery(req.url ?? '/')} (--strict-host): ${verdict.reason}` });
     return verdict.reason;
   };
 

@@ -57,6 +57,16 @@ describe('mcptap demo', () => {
     expect(bad?.stderr).toBe('mcptap: --speed must be a number, 0 or more (0 plays the recording without pauses), not -1.\n');
   });
 
+  it('runs the @anthropic-ai/sdk client with Claude Code tool names, and the @google/genai client', async () => {
+    const anthropic = await run(process.execPath, ['bin/mcptap.js', 'demo', '--client', 'anthropic', '--speed', '0', '--log-dir', fresh(), '--no-color']);
+    expect(anthropic.stdout).toMatch(/LLM \(anthropic\) → Host \/ client\s+tool call mcp__weather__get_weather \{"location":"New York"\}/);
+    expect(anthropic.stdout).toMatch(/Host \/ client → weather\s+tools\/call get_weather \{"location":"New York"\}/);
+    expect(anthropic.stdout).toMatch(/^1\s+1\s+mcp__weather__get_weather\s+.*weather tools\/call (get_weather )?#2\s+\d+(\.\d)? ms\s+yes/m);
+    const gemini = await run(process.execPath, ['bin/mcptap.js', 'demo', '--client', 'gemini', '--speed', '0', '--log-dir', fresh(), '--no-color']);
+    expect(gemini.stdout).toMatch(/LLM \(gemini\) → Host \/ client\s+tool call get_weather \{"location":"California"\}/);
+    expect(gemini.stdout).toContain("The weather service says it's always raining in California");
+  });
+
   it('a demo that fails takes back what it wrote: its folder, and ./logs when it made that too', async () => {
     // A port nothing listens on: the agent's first model call fails.
     const server = createServer().listen(0, '127.0.0.1');

@@ -46,6 +46,14 @@ describe('Anthropic streamed replies', () => {
     expect(whole.firstContent).toBe(4);
   });
 
+  it('says the tool call is complete at its block’s content_block_stop, not before', () => {
+    const a = new AnthropicReplyAssembler();
+    const events = bytes('turn1.response.sse').toString('utf8').split('\n\n').filter(Boolean);
+    const completed = events.map((e) => a.push(e.split('\ndata: ')[1]!, e.slice(7, e.indexOf('\n'))).completedCalls);
+    // The tool_use block (index 2) stops at event 18 of 20; the thinking and text blocks' stops complete nothing.
+    expect(completed.flatMap((c, i) => (c === undefined ? [] : [[i + 1, c]]))).toEqual([[18, 1]]);
+  });
+
   it('reads the same turn from a non-streamed Message body', () => {
     expect(anthropicReplyFromBody(bytes('turn1.response.json').toString('utf8'))).toEqual({ ...TURN1, chunkCount: 0 });
     expect(anthropicReplyFromBody(bytes('turn2.response.json').toString('utf8'))).toMatchObject({

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HttpObserver } from '../../src/session/http-exchange.js';
-import { Redactor } from '../../src/log/redact.js';
+import { Redactor, redactPathQuery } from '../../src/log/redact.js';
 import type { RecordDraft } from '../../src/log/schema.js';
 
 // Credential-shaped values built at run time, so this file itself holds no key-looking literal.
@@ -88,5 +88,15 @@ describe('Gemini: a key cut across chunks', () => {
       expectNoPieceOf(GOOGLE_KEY, lines, `cut at ${i}`);
       expect(lines.filter((l) => l.includes('"kind":"llm-chunk"'))).toHaveLength(2);
     }
+  });
+});
+
+describe('credentials in a path’s query', () => {
+  it('are redacted by name, whatever their shape; other parameters stay; --no-redact keeps them', () => {
+    expect(redactPathQuery('/v1beta/models/m:streamGenerateContent?alt=sse&key=not-a-google-shape-123')).toBe('/v1beta/models/m:streamGenerateContent?alt=sse&key=[redacted]');
+    expect(redactPathQuery('/x?access_token=abc&page=2&api%5Fkey=def')).toBe('/x?access_token=[redacted]&page=2&api%5Fkey=[redacted]');
+    expect(redactPathQuery('/sse?sessionId=3f2a&pageToken=p1')).toBe('/sse?sessionId=3f2a&pageToken=p1');
+    expect(redactPathQuery('/x?key=abc', false)).toBe('/x?key=abc');
+    expect(redactPathQuery('/x?tenant=acme', new Redactor({ keys: ['tenant'] }))).toBe('/x?tenant=[redacted]');
   });
 });
