@@ -15,7 +15,7 @@ import { logWriterOptions } from './inspector-log.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { teeSink } from '../export/tee-sink.js';
 import { MAX_STDERR_LINE, STREAM, STREAM_NAMES, type StdioInspection, type StdioInspectorConfig, type StdioInspectorHooks, type StdioStream } from './stdio-inspection.js';
-import { shorten } from '../log/redact.js';
+import { dropDanglingSecret, shorten } from '../log/redact.js';
 
 /**
  * The exit of a copy of the server that a 2026-07-28 client started only to ask server/discover (the SDK v2
@@ -145,7 +145,8 @@ export class StdioInspector implements StdioInspection {
 
   private logStderr(bytes: Buffer, size: number, truncated: boolean, time: number): void {
     const text = (truncated ? withoutCutCharacter(bytes) : bytes).toString('utf8');
-    this.stderrTail.push(text);
+    // The exit record quotes the tail as it is: a line the cap cut must not end in the head of a key.
+    this.stderrTail.push(truncated ? dropDanglingSecret(text) : text);
     if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
     this.sink.write({ time, kind: 'stderr', dir: 's2c', text, bytes: size, ...(truncated ? { truncated: true } : {}), msg: `Server stderr: ${shorten(text, 200)}` });
   }

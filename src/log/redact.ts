@@ -999,7 +999,9 @@ export class Redactor {
       state.hinted = hinted && holdsPrescreenLiteral(state.text);
       if (!hinted) return piece;
     }
-    if (!this.screen(combined)) return piece;
+    // A credential that may go on in the next piece (a URL's password before its `@`) passes no screen yet.
+    const dangling = danglingSecretAt(combined);
+    if (dangling === -1 && !this.screen(combined)) return piece;
     const ranges: [number, number][] = [];
     const collect = (re: RegExp): void => {
       re.lastIndex = 0;
@@ -1007,8 +1009,15 @@ export class Redactor {
     };
     for (const { re } of VALUE_PATTERNS) collect(re);
     for (const re of this.extraPatterns) collect(re);
-    const dangling = DANGLING_PREFIX.exec(combined);
-    if (dangling) ranges.push([dangling.index, combined.length]);
+    if (dangling !== -1) ranges.push([dangling, combined.length]);
+    // `password=…` whose key came in an earlier piece.
+    this.textPair.lastIndex = 0;
+    for (const m of combined.matchAll(this.textPair)) {
+      const [whole, dashes, key, sep, value] = m as unknown as [string, string | undefined, string, string, string];
+      if ((!dashes && !/[=:]/.test(sep)) || !this.isSecretKey(key) || /^(?:bearer|basic)$/i.test(value)) continue;
+      const end = m.index + whole.length;
+      ranges.push([end - value.length, end]);
+    }
     // A secret JSON key whose value is still arriving (tool-call arguments stream as JSON text).
     for (const m of combined.matchAll(/"([^"\\\n]{1,100})"\s*:\s*"((?:[^"\\]|\\.)*)("|$)/g)) {
       if (this.isSecretKey(m[1]!) && m[2] !== '') {
