@@ -184,4 +184,15 @@ describe('diagnostics from real traffic', () => {
     expect(trips).toMatchObject([{ tool: 'get_weather', fedBack: false, mcp: { server: 'weather' }, diagnostics: ['result-not-fed-back'] }]);
     expect(lines.filter((l) => l.type === 'diagnostic').map((d) => d.code)).toEqual(['result-not-fed-back']);
   });
+
+  it('says so for a Claude-Code-style agent too, and check fails on it', async () => {
+    const { dir, lines } = await agentRun((o) => runAnthropicAgent({ ...o, maxRounds: 1 }), 'claude-sonnet-4-5-20250929', "What's the weather in New York right now?");
+    expect(lines.filter((l) => l.type === 'tool-round-trip')).toMatchObject([{ tool: 'mcp__weather__get_weather', fedBack: false, mcp: { server: 'weather' }, diagnostics: ['result-not-fed-back'] }]);
+    expect(lines.filter((l) => l.type === 'diagnostic' && l.level === 'warn').map((d) => d.code)).toEqual(['result-not-fed-back']);
+    const failed = await run(process.execPath, [BIN, 'check', dir]).then(
+      () => 0,
+      (error: { code: number }) => error.code,
+    );
+    expect(failed).toBe(1);
+  });
 });
