@@ -370,17 +370,21 @@ function mcpEntry(q: RequestRecord, a: ResponseRecord | undefined, pending: Pend
 }
 
 /**
- * What MCP 2026-07-28 adds to a message: its revision, its result type, and for a multi-round-trip call the
+ * What MCP 2026-07-28 adds to a message: its revision, the client's and the server's identity (where the log says
+ * them, on the first message of a session that carries them), its result type, and for a multi-round-trip call the
  * round and the call it belongs to (`firstSeq`, the seq of the call's first request; `callLatencyMs` from there).
  */
 function revisionFields(r: LogRecord): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (r.kind === 'request') {
     if (r.protocolVersion !== undefined) out.protocolVersion = r.protocolVersion;
+    if (r.client !== undefined) out.client = r.client;
     if (r.round !== undefined) out.round = r.round;
     if (r.firstSeq !== undefined) out.firstSeq = r.firstSeq;
   } else if (r.kind === 'response') {
     if (r.resultType !== undefined) out.resultType = r.resultType;
+    if (r.server !== undefined) out.server = r.server;
+    if (r.supportedVersions !== undefined) out.supportedVersions = r.supportedVersions;
     if (r.round !== undefined) out.round = r.round;
     if (r.firstSeq !== undefined) out.firstSeq = r.firstSeq;
     if (r.callLatencyMs !== undefined) out.callLatencyMs = r.callLatencyMs;

@@ -182,6 +182,12 @@ export function inputRequestsOf(result: Record<string, unknown>): InputRequestSu
   });
 }
 
+/** Protocol revisions this version of mcptap knows; any other is logged and named as unknown, never rejected. */
+export const KNOWN_REVISIONS = new Set(['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28']);
+
+/** Result types of 2026-07-28 this version of mcptap knows. */
+export const KNOWN_RESULT_TYPES = new Set(['complete', 'input_required']);
+
 /** Methods this version of mcptap knows, by who sends them; anything else is logged as unknown, never rejected. */
 export const KNOWN_METHODS = new Set([
   'initialize',

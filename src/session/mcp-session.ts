@@ -9,7 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Direction, Frame, JsonRpcId, Message } from '../types.js';
 import { decodeJsonRpc, peekIdAndMethod } from '../protocols/jsonrpc.js';
 import { withoutCutCharacter } from '../framing/lines.js';
-import { asObject, asString, describePeer, META, peerInfo, requestMeta, resultServerInfo, type PeerInfo, type RequestMeta } from '../protocols/mcp.js';
+import { asObject, asString, describePeer, KNOWN_RESULT_TYPES, KNOWN_REVISIONS, META, peerInfo, requestMeta, resultServerInfo, type PeerInfo, type RequestMeta } from '../protocols/mcp.js';
 import { LEVEL, RAW_PARSED, type FrameFields, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { Correlator, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_AGE_MS, roundMs, type Answered, type OpenRequest } from './correlator.js';
 import { CallRounds, isRetry, roundKey, ROUND_METHODS } from './rounds.js';
@@ -222,7 +222,10 @@ export class McpSession {
           msg: describeResult(request, message.result, answered?.latencyMs, this.handshake),
         });
         const resultType = asString(result?.resultType);
-        if (resultType !== undefined) draft.resultType = resultType;
+        if (resultType !== undefined) {
+          draft.resultType = resultType;
+          if (!KNOWN_RESULT_TYPES.has(resultType)) draft.msg = `${draft.msg} Its resultType is ${JSON.stringify(resultType)}, one this version of mcptap does not know; relayed as is.`;
+        }
         if (request) {
           draft.method = request.method;
           draft.requestSeq = request.seq;
@@ -241,7 +244,8 @@ export class McpSession {
             draft.supportedVersions = result.supportedVersions.filter((v): v is string => typeof v === 'string');
           }
         }
-        if (result?._meta !== undefined) this.readServer(draft, resultServerInfo(result));
+        // Every 2026-07-28 result may name the server; it is read until one has.
+        if (this.serverSaid === undefined && result?._meta !== undefined) this.readServer(draft, resultServerInfo(result));
         this.sink.write(draft);
         return;
       }
@@ -439,7 +443,10 @@ export class McpSession {
   /** A 2026-07-28 request's `_meta`: its revision on the record, and the client's identity once per session. */
   private readEnvelope(draft: RequestDraft, envelope: RequestMeta | undefined): void {
     if (!envelope) return;
-    if (envelope.protocolVersion !== undefined) draft.protocolVersion = envelope.protocolVersion;
+    if (envelope.protocolVersion !== undefined) {
+      draft.protocolVersion = envelope.protocolVersion;
+      if (!KNOWN_REVISIONS.has(envelope.protocolVersion)) draft.msg = `${draft.msg} It names protocol ${envelope.protocolVersion}, a revision this version of mcptap does not know; relayed as is.`;
+    }
     const client = envelope.client;
     if (client === undefined) return;
     this.client = client;

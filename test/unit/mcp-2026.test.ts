@@ -176,6 +176,17 @@ describe('the 2026-07-28 envelope and server/discover', () => {
     expect(init!.msg).toBe('Handshake: client trip-client 2.4.0 offers protocol 2026-07-28 with capabilities elicitation.');
   });
 
+  it('a revision or a result type mcptap does not know is named as unknown, never rejected', () => {
+    const [request, response] = stdio([
+      ['c2s', call(1, 'Bergen').replace('2026-07-28', '2099-01-01')],
+      ['s2c', answer(1, 'Bergen: Rain').replace('"resultType":"complete"', '"resultType":"deferred"')],
+    ]);
+    expect(request).toMatchObject({ protocolVersion: '2099-01-01' });
+    expect(request!.msg).toMatch(/It names protocol 2099-01-01, a revision this version of mcptap does not know; relayed as is\.$/);
+    expect(response).toMatchObject({ resultType: 'deferred', requestSeq: 0 });
+    expect(response!.msg).toMatch(/Its resultType is "deferred", one this version of mcptap does not know/);
+  });
+
   it('a server that does not know server/discover (-32601 over stdio) is version negotiation, not a failure', () => {
     const records = stdio([['c2s', DISCOVER], ['s2c', '{"jsonrpc":"2.0","id":"server-discover-probe-1","error":{"code":-32601,"message":"Method not found"}}']]);
     expect(records[1]).toMatchObject({ versionFallback: true, level: 30 });
@@ -278,6 +289,8 @@ describe('a multi-round-trip call is one call in every view and export', () => {
     ]);
     expect(entries[1]!._mcptap.callLatencyMs).toBe(30);
     expect(entries[0]!._mcptap.protocolVersion).toBe('2026-07-28');
+    const discover = buildHar(logged).log.entries.find((e) => e._mcptap.method === 'server/discover')!;
+    expect(discover._mcptap).toMatchObject({ client: { name: 'trip-client' }, server: { name: 'trip-server' }, supportedVersions: ['2026-07-28'] });
   });
 
   it('OTLP: one span for the call, its rounds as children, and mcp.protocol.version on each', () => {
