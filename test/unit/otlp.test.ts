@@ -126,6 +126,18 @@ describe('buildSpans', () => {
     expect(decide.endTime).toBe(T0 + 500);
   });
 
+  it('names the provider and operation of Anthropic and Gemini calls', () => {
+    const call = (channel: LogRecord['channel'], endpoint: string, model: string): SpanData => {
+      const records: LogRecord[] = [
+        { ...base(`${channel}-1`, channel, channel, 0), kind: 'llm-request', dir: 'c2s', exchange: 'x1', endpoint, model, stream: true, messageCount: 1, tools: [], toolResults: [] },
+        { ...base(`${channel}-1`, channel, channel, 50), kind: 'llm-response', dir: 's2c', exchange: 'x1', endpoint, model, status: 200, content: 'hi', toolCalls: [], durationMs: 50 },
+      ];
+      return buildSpans(records, linkTrace(records)).find((s) => s.name.endsWith(model))!;
+    };
+    expect(call('anthropic', '/v1/messages', 'claude-sonnet-4-5').attributes).toMatchObject({ 'gen_ai.provider.name': 'anthropic', 'gen_ai.operation.name': 'chat' });
+    expect(call('gemini', '/v1beta/models/gemini-2.5-flash:streamGenerateContent', 'gemini-2.5-flash').attributes).toMatchObject({ 'gen_ai.provider.name': 'gcp.gemini', 'gen_ai.operation.name': 'generate_content' });
+  });
+
   it('honours a traceparent in params._meta, and marks tool errors and JSON-RPC errors', () => {
     const traced = find(spans, 'tools/call get_weather', 1);
     expect(traced.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
