@@ -3,10 +3,10 @@
  * A one-screen summary by default, `--format junit` for CI systems. Exit 2 when the logs cannot be read.
  */
 import { writePrivateFile } from '../log/open-file.js';
-import { readAllRecords } from '../log/reader.js';
+import { readLogRecords } from './read-logs.js';
 import { checkRecords, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from '../check/check.js';
 import { McptapError } from '../types.js';
-import { fail, logPaths, printNote, wantColor, type RegisterCommand } from './shared.js';
+import { fail, logPaths, wantColor, type RegisterCommand } from './shared.js';
 import { startProgress } from './progress.js';
 
 /** Registers `mcptap check`. */
@@ -36,17 +36,14 @@ export const registerCheck: RegisterCommand = (cli) =>
         fail(new McptapError('BAD_FLAG', (error as Error).message), 2);
       }
       try {
-        const problems: string[] = [];
         const progress = startProgress();
-        const records = await readAllRecords(logPaths(argv, 'check'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote, progress: progress.read });
+        const records = await readLogRecords(logPaths(argv, 'check'), { progress: progress.read });
         progress.phase(`checking ${records.length.toLocaleString('en')} records`);
-        if (records.length === 0) throw new McptapError('EMPTY_LOG', `no records in ${(argv.logs as string[]).join(', ')}; there is nothing to check.`);
         const report = checkRecords(records, { failOn });
         progress.done();
         const text = argv.format === 'junit' ? formatJunit(report) : formatCheckSummary(report, { color: argv.output ? false : wantColor(argv.color as boolean | undefined) });
         if (typeof argv.output === 'string') await writePrivateFile(argv.output, text);
         else process.stdout.write(text);
-        for (const p of problems.slice(0, 5)) process.stderr.write(`mcptap: skipped a line that is not a record: ${p}\n`);
         process.exitCode = report.failed ? 1 : 0;
       } catch (error) {
         fail(error, 2);

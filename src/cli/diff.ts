@@ -2,10 +2,10 @@
  * `mcptap diff A B`: tools added, removed or changed; calls whose outcome changed; latency regressions.
  * `--exit-code` exits 1 when there are differences (as `git diff --exit-code`), for CI. Exit 2 on unreadable logs.
  */
-import { readAllRecords } from '../log/reader.js';
+import { readLogRecords } from './read-logs.js';
 import { diffRecords, formatDiff, hasDifferences } from '../check/diff.js';
 import { McptapError } from '../types.js';
-import { fail, printNote, type RegisterCommand } from './shared.js';
+import { fail, type RegisterCommand } from './shared.js';
 
 /** Registers `mcptap diff`. */
 export const registerDiff: RegisterCommand = (cli) =>
@@ -25,8 +25,8 @@ export const registerDiff: RegisterCommand = (cli) =>
     async (argv) => {
       try {
         if (typeof argv.a !== 'string' || typeof argv.b !== 'string') fail(new McptapError('BAD_USAGE', 'diff needs two captures, each a log file or a folder of logs, for example: mcptap diff before.ndjson logs/'));
-        const a = await readAllRecords([argv.a], { onNote: printNote });
-        const b = await readAllRecords([argv.b], { onNote: printNote });
+        const a = await readLogRecords([argv.a]);
+        const b = await readLogRecords([argv.b]);
         const report = diffRecords(a, b, { thresholdPct: argv.threshold as number, minMs: argv['min-ms'] as number, ignore: ([] as string[]).concat((argv.ignore as string | string[] | undefined) ?? []) });
         process.stdout.write(argv.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatDiff(report, [argv.a as string, argv.b as string]));
         process.exitCode = argv['exit-code'] && hasDifferences(report) ? 1 : 0;

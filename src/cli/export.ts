@@ -7,10 +7,10 @@ import { writePrivateFile } from '../log/open-file.js';
 import { buildSpans } from '../export/otlp-spans.js';
 import { formatHar } from '../export/har.js';
 import { linkTrace } from '../trace/link.js';
-import { readAllRecords } from '../log/reader.js';
+import { readLogRecords } from './read-logs.js';
 import { sendSpans } from '../export/otlp-live.js';
 import { McptapError } from '../types.js';
-import { fail, logPaths, printNote, type RegisterCommand } from './shared.js';
+import { fail, logPaths, type RegisterCommand } from './shared.js';
 import { startProgress } from './progress.js';
 
 /** The formats of `export`. */
@@ -46,12 +46,9 @@ export const registerExport: RegisterCommand = (cli) =>
           throw new McptapError('BAD_FLAG', `--window must be a number of seconds (0 or more), not ${String(argv.window)}.`);
         }
         const linkOptions = window !== undefined ? { windowMs: window * 1000 } : {};
-        const problems: string[] = [];
         const progress = startProgress();
-        const records = await readAllRecords(logPaths(argv, 'export'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote, progress: progress.read });
+        const records = await readLogRecords(logPaths(argv, 'export'), { progress: progress.read });
         progress.phase(`exporting ${records.length.toLocaleString('en')} records`);
-        for (const p of problems.slice(0, 5)) process.stderr.write(`mcptap: skipped a line that is not a record: ${p}\n`);
-        if (problems.length > 5) process.stderr.write(`mcptap: … and ${problems.length - 5} more such lines\n`);
         if (endpoint !== undefined) {
           const spans = buildSpans(records, linkTrace(records, linkOptions));
           await sendSpans(endpoint, spans);

@@ -8,7 +8,8 @@ import { startStdioReplay } from '../replay/stdio-server.js';
 import { startHttpReplay, parseListen } from '../replay/http-server.js';
 import { MATCH_MODES, type MatchMode } from '../replay/match.js';
 import { isLoopbackHost } from '../net-safety.js';
-import { fail, logPaths, type RegisterCommand } from './shared.js';
+import { fail, logPaths, printNote, type RegisterCommand } from './shared.js';
+import { SkippedLines } from './read-logs.js';
 
 function options(y: Argv): Argv {
   return y
@@ -30,6 +31,7 @@ function options(y: Argv): Argv {
 
 async function run(argv: Record<string, unknown>): Promise<void> {
   const logs = logPaths(argv, 'replay');
+  const skipped = new SkippedLines(printNote);
   try {
     if (typeof argv.listen === 'string') {
       const listen = parseListen(argv.listen);
@@ -42,8 +44,10 @@ async function run(argv: Record<string, unknown>): Promise<void> {
         speed: argv.speed as number,
         noDelay: argv.delay === false,
         ignore: ([] as string[]).concat((argv.ignore as string | string[] | undefined) ?? []),
-        onNote: (note) => process.stderr.write(`mcptap: ${note}\n`),
+        onNote: printNote,
+        onProblem: skipped.add,
       });
+      skipped.finish();
       process.stderr.write(`mcptap: replaying ${server.exchanges} recorded HTTP exchanges at ${server.url}\n`);
       const stop = (): void => {
         void server.close().then(() => process.exit(0));
@@ -57,8 +61,11 @@ async function run(argv: Record<string, unknown>): Promise<void> {
       match: argv.match as MatchMode,
       speed: argv.speed as number,
       noDelay: argv.delay === false,
+      onNote: printNote,
+      onProblem: skipped.add,
       ...(typeof argv.session === 'string' ? { session: argv.session } : {}),
     });
+    skipped.finish();
     const stats = await replay.done;
     process.stderr.write(
       `mcptap: replay of ${replay.session} ended: ${stats.answered} of ${stats.recordedRequests} recorded requests answered, ${stats.misses} not in the capture.\n`,
@@ -66,6 +73,7 @@ async function run(argv: Record<string, unknown>): Promise<void> {
     // Let the last frames reach the client before leaving.
     process.stdout.write('', () => process.exit(0));
   } catch (error) {
+    skipped.finish();
     fail(error);
   }
 }

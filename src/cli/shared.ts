@@ -13,14 +13,28 @@ export interface CliContext {
 export type RegisterCommand = (cli: Argv, context: CliContext) => Argv;
 
 /** Failures that mean the command line asked for something impossible, or the logs could not be read: exit 2. */
-const EXIT_2 = new Set(['LOG_NOT_FOUND', 'NO_LOGS', 'NOT_A_LOG', 'NO_COMMAND', 'NO_SUCH_COMMAND']);
+const EXIT_2 = new Set([
+  'LOG_NOT_FOUND',
+  'NO_LOGS',
+  'NOT_A_LOG',
+  'EMPTY_LOG',
+  'NO_MCP_SESSION',
+  'NO_SUCH_SESSION',
+  'NO_HTTP_EXCHANGES',
+  'LOG_DIR_NOT_FOUND',
+  'LOG_DIR_UNREADABLE',
+  'NO_COMMAND',
+  'NO_SUCH_COMMAND',
+]);
 
 /**
  * Print a failure as one plain sentence and exit. Only the CLI exits; the library throws McptapError. Without an
  * exit code: 2 for a bad flag or value (`BAD_…`) and for logs that cannot be read, else 1.
  */
 export function fail(error: unknown, exitCode?: number): never {
-  const message = error instanceof McptapError ? error.message : `unexpected error: ${(error as Error)?.stack ?? String(error)}`;
+  // A bug of mcptap's own is still one sentence; the stack is for a bug report, on request.
+  const stack = process.env.MCPTAP_DEBUG ? `\n${(error as Error)?.stack ?? ''}` : ' (this is a bug in mcptap: run again with MCPTAP_DEBUG=1 for the details to report)';
+  const message = error instanceof McptapError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}${stack}`;
   process.stderr.write(`mcptap: ${message}\n`);
   process.exit(exitCode ?? (error instanceof McptapError && (error.code.startsWith('BAD_') || EXIT_2.has(error.code)) ? 2 : 1));
 }

@@ -11,9 +11,9 @@ import { formatPretty } from '../trace/pretty.js';
 import { formatRoundTripSummary } from '../trace/summary.js';
 import { formatTraceJson } from '../trace/json.js';
 import { linkTrace } from '../trace/link.js';
-import { readAllRecords } from '../log/reader.js';
+import { readLogRecords } from './read-logs.js';
 import { McptapError } from '../types.js';
-import { fail, logPaths, printNote, wantColor, type RegisterCommand } from './shared.js';
+import { fail, logPaths, wantColor, type RegisterCommand } from './shared.js';
 import { fitWidth, terminalWidth } from './fit-width.js';
 import { startProgress } from './progress.js';
 
@@ -54,9 +54,8 @@ export const registerView: RegisterCommand = (cli) =>
         const out = argv.out as string | undefined;
         const color = out === undefined && wantColor(argv.color as boolean | undefined);
         const width = out === undefined ? terminalWidth(process.stdout, argv.wide as boolean) : undefined;
-        const problems: string[] = [];
         const progress = startProgress();
-        const records = await readAllRecords(logPaths(argv, 'view'), { onProblem: (p) => problems.push(`${p.file}:${p.line}: ${p.message}`), onNote: printNote, progress: progress.read });
+        const records = await readLogRecords(logPaths(argv, 'view'), { progress: progress.read });
         progress.phase(`linking ${records.length.toLocaleString('en')} records`);
         const trace = linkTrace(records, window !== undefined ? { windowMs: window * 1000 } : {});
         progress.phase(`writing the ${format} view`);
@@ -90,8 +89,6 @@ export const registerView: RegisterCommand = (cli) =>
         } else {
           process.stdout.write(text);
         }
-        for (const p of problems.slice(0, 5)) process.stderr.write(`mcptap: skipped a line that is not a record: ${p}\n`);
-        if (problems.length > 5) process.stderr.write(`mcptap: … and ${problems.length - 5} more such lines\n`);
       } catch (error) {
         fail(error);
       }

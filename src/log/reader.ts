@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { McptapError } from '../types.js';
 import { LOG_FORMAT_VERSION, type LogRecord } from './schema.js';
 import { findLogFiles, refuseSpecialFile } from './walk.js';
+import { recordProblem } from './validate.js';
 
 /** Something wrong with one line of a log, said plainly. */
 export interface LogProblem {
@@ -81,7 +82,10 @@ export function parseRecordLine(line: string): { record: LogRecord } | { problem
   if (typeof o.v !== 'number' || typeof o.kind !== 'string' || typeof o.time !== 'number') {
     return { problem: 'not an mcptap record (no v, kind or time)' };
   }
-  return { record: migrate(o) };
+  // Every field a reader relies on, checked here once, so that no view or check meets a record it cannot read.
+  const record = migrate(o);
+  const problem = recordProblem(record as unknown as Record<string, unknown>);
+  return problem === undefined ? { record } : { problem };
 }
 
 /**

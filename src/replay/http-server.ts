@@ -7,7 +7,8 @@
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readLogs } from '../log/reader.js';
+import { readLogs, type LogProblem } from '../log/reader.js';
+import { readOptions } from './stdio-server.js';
 import type { LogRecord } from '../log/schema.js';
 import { McptapError } from '../types.js';
 import {
@@ -37,6 +38,8 @@ export interface HttpReplayOptions {
   ignore?: readonly string[];
   /** Misses and warnings, as plain sentences (the CLI prints them on stderr). */
   onNote?: (note: string) => void;
+  /** Lines of `logs` that are not records. */
+  onProblem?: (problem: LogProblem) => void;
 }
 
 /** A running HTTP replay. */
@@ -65,7 +68,7 @@ export function parseListen(text: string): { host: string; port: number } {
 export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpReplay> {
   const sourced: RecordInFile[] = [];
   if (options.records) for (const record of options.records) sourced.push({ record });
-  else for await (const { record, file } of readLogs(options.logs ?? [])) sourced.push({ record, file });
+  else for await (const { record, file } of readLogs(options.logs ?? [], readOptions(options))) sourced.push({ record, file });
   const exchanges = buildHttpExchanges(sourced);
   if (exchanges.length === 0) {
     throw new McptapError(

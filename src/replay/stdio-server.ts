@@ -7,7 +7,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { LineFramer } from '../framing/lines.js';
-import { readAllRecords } from '../log/reader.js';
+import { readAllRecords, type LogProblem, type ReadLogsOptions } from '../log/reader.js';
 import type { LogRecord } from '../log/schema.js';
 import { buildScript, McpReplayEngine, type EngineOutput, type ReplayStats } from './mcp-engine.js';
 import type { MatchMode } from './match.js';
@@ -21,6 +21,9 @@ export interface StdioReplayOptions {
   logs?: readonly string[];
   /** Already-read records, instead of `logs`. */
   records?: readonly LogRecord[];
+  /** Lines of `logs` that are not records, and what a folder walk skipped (the CLI prints them). */
+  onProblem?: (problem: LogProblem) => void;
+  onNote?: (note: string) => void;
   /** Which recorded session, when the logs hold more than one. */
   session?: string;
   match?: MatchMode;
@@ -45,7 +48,7 @@ export interface StdioReplay {
 
 /** Start replaying a recorded MCP session over a pair of streams. Throws McptapError for unusable logs. */
 export async function startStdioReplay(options: StdioReplayOptions): Promise<StdioReplay> {
-  const records = options.records ?? (await readAllRecords(options.logs ?? []));
+  const records = options.records ?? (await readAllRecords(options.logs ?? [], readOptions(options)));
   const script = buildScript(records, options.session);
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
@@ -86,4 +89,9 @@ export async function startStdioReplay(options: StdioReplayOptions): Promise<Std
     input.on('error', () => resolve(engine.stats));
   });
   return { session: script.session, done };
+}
+
+/** The reader's callbacks the caller gave. */
+export function readOptions(options: { onProblem?: (problem: LogProblem) => void; onNote?: (note: string) => void }): ReadLogsOptions {
+  return { ...(options.onProblem ? { onProblem: options.onProblem } : {}), ...(options.onNote ? { onNote: options.onNote } : {}) };
 }

@@ -21,6 +21,7 @@ import { renderSequenceSvg } from '../trace/html.js';
 import { McptapError } from '../types.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { LogTail } from './tail.js';
+import { SkippedLines } from '../log/skipped-lines.js';
 import { UI_SCRIPT, uiPage } from './page.js';
 
 /** How often the log folder is looked at, in milliseconds. */
@@ -59,7 +60,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const pollMs = options.pollMs ?? DEFAULT_UI_POLL_MS;
   const maxRecords = options.maxRecords ?? DEFAULT_UI_MAX_RECORDS;
   const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
-  const tail = new LogTail(options.logDir, { recursive: true });
+  const skipped = new SkippedLines(warn);
+  const tail = new LogTail(options.logDir, { recursive: true, onProblem: skipped.add });
   let records: LogRecord[] = [];
   const clients = new Set<WebSocket>();
   let boundPort = port;
@@ -160,6 +162,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
 
   // The backfill: every record already in the folder, before the first page can connect.
   ingest(await tail.poll());
+  skipped.finish();
 
   let timer: NodeJS.Timeout | undefined;
   let polling = false;

@@ -11,7 +11,7 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LogRecord } from '../log/schema.js';
-import { parseRecordLine } from '../log/reader.js';
+import { parseRecordLine, type LogProblem } from '../log/reader.js';
 import { findLogFiles } from '../log/walk.js';
 
 /** Most bytes read from one file per look, so a huge backlog is taken in steps and the server stays responsive. */
@@ -19,6 +19,8 @@ const MAX_READ = 4 * 1024 * 1024;
 
 interface FileState {
   offset: number;
+  /** Lines read so far (undefined when following from the end, where the count is not known). */
+  lines?: number;
   /** Bytes after the last newline, waiting for the rest of their line. */
   partial: Buffer;
 }
@@ -32,6 +34,8 @@ export interface LogTailOptions {
   skip?: string;
   /** Also follow the logs in subfolders (the ui: `mcptap demo` writes into logs/demo-<time>/). */
   recursive?: boolean;
+  /** Called for each whole line that is not a record (not for those skipped by `accept`). */
+  onProblem?: (problem: LogProblem) => void;
 }
 
 /** Reads new records from a log folder each time `poll` is called. */
@@ -62,9 +66,10 @@ export class LogTail {
       if (file === this.options.skip) continue;
       let state = this.files.get(file);
       if (!state) {
-        state = { offset: 0, partial: Buffer.alloc(0) };
+        state = { offset: 0, lines: 0, partial: Buffer.alloc(0) };
         this.files.set(file, state);
         if (first && this.options.fromEnd) {
+          delete state.lines;
           try {
             state.offset = (await stat(file)).size;
           } catch {
@@ -86,6 +91,7 @@ export class LogTail {
     const info = await stat(file);
     if (info.size < state.offset) {
       state.offset = 0;
+      state.lines = 0;
       state.partial = Buffer.alloc(0);
     }
     if (info.size === state.offset) return;
@@ -104,9 +110,11 @@ export class LogTail {
       state.partial = Buffer.from(data.subarray(end + 1));
       const accept = this.options.accept;
       for (const line of data.subarray(0, end).toString('utf8').split('\n')) {
+        if (state.lines !== undefined) state.lines++;
         if (accept && !accept(line)) continue;
         const parsed = parseRecordLine(line);
         if (parsed && 'record' in parsed) out.push(parsed.record);
+        else if (parsed && state.lines !== undefined) this.options.onProblem?.({ file, line: state.lines, message: parsed.problem });
       }
     } finally {
       await handle.close();

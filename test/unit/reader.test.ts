@@ -121,3 +121,25 @@ describe('reader', () => {
     expect(problems.map((p) => [p.file.endsWith('garbage.ndjson'), p.line])).toEqual([[true, 1]]);
   });
 });
+
+describe('every record is checked against its kind as it is read', () => {
+  test('a record without the fields of its kind is a problem that names them, never a record', () => {
+    expect(parseRecordLine('{"v":1,"kind":"llm-response","time":1}')).toEqual({
+      problem: 'an llm-response record without seq, session, channel, label, msg, exchange, endpoint, status, content, toolCalls and durationMs',
+    });
+    const noLabel = JSON.parse(rec('s', 0, 1)) as Record<string, unknown>;
+    delete noLabel.label;
+    expect(parseRecordLine(JSON.stringify(noLabel))).toEqual({ problem: 'a lifecycle record without label' });
+  });
+
+  test('a field of the wrong type is a problem; fields the contract does not name pass', () => {
+    expect(parseRecordLine(rec('s', 0, 1, { kind: 'stderr', text: 3, bytes: 1, dir: 's2c' }))).toEqual({ problem: 'a stderr record with a wrong type for text (a string)' });
+    expect(parseRecordLine(rec('s', 0, 1, { code: 'x' }))).toEqual({ problem: 'a lifecycle record with a wrong type for code (a number or null)' });
+    expect(parseRecordLine(rec('s', 0, 1, { somethingNew: [1, { a: 2 }] }))).toHaveProperty('record');
+  });
+
+  test('an unknown kind is a problem, unless a newer mcptap wrote it', () => {
+    expect(parseRecordLine(rec('s', 0, 1, { kind: 'telepathy' }))).toEqual({ problem: 'a record of an unknown kind "telepathy"' });
+    expect(parseRecordLine(rec('s', 0, 1, { kind: 'telepathy', v: 2 }))).toHaveProperty('record');
+  });
+});

@@ -1,0 +1,33 @@
+/**
+ * How every reading command (view, check, export, diff, replay, ui) reads its logs and says what it skipped:
+ * one `skipped` line on stderr per line that is not a record, naming the file, the line and why (the first
+ * five of each file, then how many more), and one exit-code rule: logs in which nothing is a record could not
+ * be read (EMPTY_LOG, exit 2), like a path that does not exist.
+ */
+import { readAllRecords, type ReadLogsOptions } from '../log/reader.js';
+import { SkippedLines } from '../log/skipped-lines.js';
+import type { LogRecord } from '../log/schema.js';
+import { McptapError } from '../types.js';
+import { printNote } from './shared.js';
+
+/** The records of the logs given (merged by time), after saying what was skipped; EMPTY_LOG when there are none. */
+export async function readLogRecords(paths: readonly string[], options: Pick<ReadLogsOptions, 'progress'> = {}): Promise<LogRecord[]> {
+  const skipped = new SkippedLines(printNote);
+  const records = await readAllRecords(paths, { ...options, onProblem: skipped.add, onNote: printNote });
+  skipped.finish();
+  if (records.length === 0) throw emptyLogs(paths, skipped.total);
+  return records;
+}
+
+/** The sentence for logs that hold no record at all. */
+export function emptyLogs(paths: readonly string[], skippedLines: number): McptapError {
+  const where = paths.join(', ');
+  return new McptapError(
+    'EMPTY_LOG',
+    skippedLines > 0
+      ? `nothing in ${where} is an mcptap record (${skippedLines} line${skippedLines === 1 ? '' : 's'} skipped): give a log mcptap wrote.`
+      : `${where} holds no records: the log is empty (a session that never started, or not a log mcptap wrote).`,
+  );
+}
+
+export { SkippedLines };
