@@ -151,3 +151,23 @@ describe('HTTP: the real openai client through mcptap http', () => {
     expect(records.filter((r) => r.kind === 'llm-chunk').some((r) => r.redacted)).toBe(true);
   });
 });
+
+describe('what mcptap itself prints', () => {
+  it('the --target password is not on stderr, nor in the log', async () => {
+    const logDir = tempDir('mcptap-target-');
+    const child = spawn(process.execPath, [BIN, 'http', '--target', `http://bob:${PASSWORD}@127.0.0.1:9`, '--listen', '0', '--log-dir', logDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (c: Buffer) => {
+        err += c.toString();
+        if (err.includes('logging to')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`mcptap http exited (${code}): ${err}`)));
+    });
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    expect(err).toContain('forwarding to http://bob:[redacted]@127.0.0.1:9');
+    expectNoPieceOf(PASSWORD, err);
+    expectNoPieceOf(PASSWORD, logText(logDir));
+  });
+});
