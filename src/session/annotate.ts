@@ -291,7 +291,14 @@ export function describeHeaderMismatch(mismatches: HeaderMismatch[]): string {
 
 /** A `subscriptions/listen` whose stream ended without the server ending the subscription. */
 export function describeSubscriptionEnd(request: OpenRequest, ageMs: number, why: PendingWhy): string {
-  const end = why === 'exchange-ended' ? 'when its stream closed' : why === 'session-ended' ? 'when the session ended' : 'and mcptap stops tracking it';
+  const end =
+    why === 'cancelled'
+      ? 'when the client cancelled it (notifications/cancelled)'
+      : why === 'exchange-ended'
+        ? 'when its stream closed'
+        : why === 'session-ended'
+          ? 'when the session ended'
+          : 'and mcptap stops tracking it';
   return `The client\u2019s subscription (subscriptions/listen #${request.id}) was open for ${formatMs(ageMs)} and ended ${end}; a subscription gets a response only when the server ends it.`;
 }
 
@@ -362,7 +369,7 @@ export function describeInvalid(dir: Direction, reason: string, head: string, pa
 }
 
 /** Why a request stopped being tracked unanswered: the session ended, it aged out or was pushed out, or its id was reused. */
-export type PendingWhy = 'session-ended' | 'exchange-ended' | 'evicted' | 'reused';
+export type PendingWhy = 'session-ended' | 'exchange-ended' | 'evicted' | 'reused' | 'cancelled';
 
 /** A request nobody answered. */
 export function describePending(request: OpenRequest, ageMs: number, why: PendingWhy): string {

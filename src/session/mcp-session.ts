@@ -285,7 +285,7 @@ export class McpSession {
           msg: describeNotification(dir, message.method, message.params, related),
         });
         const token = message.method === 'notifications/progress' ? tokenOf(message.params?.progressToken) : undefined;
-        if (related?.method === 'subscriptions/listen') draft.subscriptionId = related.id;
+        if (related?.method === 'subscriptions/listen' && message.method !== 'notifications/cancelled') draft.subscriptionId = related.id;
         if (token !== undefined) draft.progressToken = token;
         if (related) {
           draft.relatedId = related.id;
@@ -293,6 +293,11 @@ export class McpSession {
           draft.requestSeq = related.seq;
         }
         this.sink.write(draft);
+        // A client that cancels its subscription ends it there: no answer is coming.
+        if (related?.method === 'subscriptions/listen' && message.method === 'notifications/cancelled' && dir === 'c2s') {
+          this.pairing('c2s').respond('s2c', related.id, frame.mono);
+          this.writePending(related, frame.time, frame.mono, 'cancelled');
+        }
         return;
       }
       case 'invalid':

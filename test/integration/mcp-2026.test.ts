@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startHttpTap, readAllRecords, listLogFiles, replay, type LogRecord } from '../../src/index.js';
 import { checkRecords } from '../../src/check/check.js';
-import { httpTransport, runTripScenario, startTripServer, stdioTransport, TRIP_SERVER } from '../support/v2-scenario.mjs';
+import { httpTransport, runTripScenario, startTripServer, stdioTransport, TRIP_SERVER, v2Client } from '../support/v2-scenario.mjs';
 
 type Rec = LogRecord & Record<string, unknown>;
 const BIN = fileURLToPath(new URL('../../bin/mcptap.js', import.meta.url));
@@ -161,5 +161,36 @@ describe('an SDK v2 client over stdio, through the mcptap wrapper', () => {
   it('mcptap replay of the log folder stands in for the server, the probe included, with identical results', async () => {
     const server = await replay({ logs: logDir, noDelay: true });
     expect(await runTripScenario(stdioTransport(server.command, server.args))).toEqual(direct);
+  }, 30_000);
+});
+
+describe('an SDK v2 subscription (subscriptions/listen) through mcptap', () => {
+  it('over HTTP and stdio: acknowledged, ended as a subscription, never unanswered; check passes', async () => {
+    const server = await startTripServer();
+    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-2026-listen-'));
+    const listen = async (transport: unknown): Promise<void> => {
+      const client = v2Client();
+      await client.connect(transport as Parameters<typeof client.connect>[0]);
+      const subscription = await client.listen({ toolsListChanged: true });
+      await subscription.close();
+      await client.close();
+    };
+    try {
+      const tap = await startHttpTap({ target: new URL(server.url).origin, logDir, label: 'trip' });
+      try {
+        await listen(httpTransport(`${tap.url}/mcp`));
+      } finally {
+        await tap.close();
+      }
+      await listen(stdioTransport(process.execPath, [BIN, '--log-dir', logDir, '--', process.execPath, TRIP_SERVER]));
+      const logs = await Promise.all((await listLogFiles([logDir])).map(async (f) => (await readAllRecords([f])) as Rec[]));
+      const all = logs.flat();
+      expect(all.filter((r) => r.method === 'notifications/subscriptions/acknowledged' && r.subscriptionId !== undefined)).toHaveLength(2);
+      expect(all.filter((r) => r.kind === 'pending').map((r) => r.subscription)).toEqual([true, true]);
+      for (const log of logs) expect(checkRecords(log).findings).toEqual([]);
+    } finally {
+      await server.stop();
+      rmSync(logDir, { recursive: true, force: true });
+    }
   }, 30_000);
 });

@@ -211,6 +211,21 @@ describe('the 2026-07-28 envelope and server/discover', () => {
   });
 });
 
+describe('subscriptions over stdio (as the SDK v2 client and server send them)', () => {
+  it('a subscription the client cancels ends there, said as a subscription, and check passes', () => {
+    const records = stdio([
+      ['c2s', `{"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{${META()},"notifications":{"toolsListChanged":true}}}`],
+      ['s2c', '{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}}'],
+      ['c2s', `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"listen:0",${META()}}}`],
+    ]);
+    expect(records.map((r) => r.kind)).toEqual(['request', 'notification', 'notification', 'pending']);
+    expect(records[3]).toMatchObject({ subscription: true, ageMs: 20 });
+    expect(records[3]!.msg).toMatch(/ended when the client cancelled it/);
+    const report = checkRecords(records.map((r) => ({ ...r, v: 1, session: 's', label: 'trip', channel: 'stdio' })) as unknown as LogRecord[]);
+    expect(report.findings).toEqual([]);
+  });
+});
+
 describe('multi-round-trip calls (input_required)', () => {
   const records = stdio([['c2s', BOOK], ['s2c', ASKS], ['c2s', RETRY], ['s2c', BOOKED]]);
   const [first, asks, retry, booked] = records;
