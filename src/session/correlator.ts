@@ -140,10 +140,13 @@ export class Correlator {
     return this.open.size;
   }
 
-  /** Number of open requests sent in `dir` (one pass over the open requests; for occasional checks). */
+  /**
+   * Number of open requests sent in `dir` that are owed an answer (one pass over the open requests; for
+   * occasional checks). An open `subscriptions/listen` (2026-07-28) is a stream, not an answer owed.
+   */
   openFrom(dir: Direction): number {
     let n = 0;
-    for (const request of this.open.values()) if (request.dir === dir) n++;
+    for (const request of this.open.values()) if (request.dir === dir && request.method !== 'subscriptions/listen') n++;
     return n;
   }
 

@@ -406,21 +406,8 @@ export class McpSession {
 
   private writePending(request: OpenRequest, time: number, mono: number, why: PendingWhy): void {
     const ageMs = roundMs(mono - request.mono);
-    if (request.method === 'subscriptions/listen' && why !== 'reused') {
-      // A subscription is a stream, not a call: it is answered only if the server ends it.
-      this.sink.write({
-        time,
-        kind: 'pending',
-        dir: request.dir,
-        id: request.id,
-        method: request.method,
-        requestSeq: request.seq,
-        ageMs,
-        subscription: true,
-        msg: describeSubscriptionEnd(request, ageMs, why),
-      });
-      return;
-    }
+    // A subscription (2026-07-28) is a stream, not a call: it is answered only if the server ends it.
+    const subscription = request.method === 'subscriptions/listen' && why !== 'reused';
     const draft: RecordDraft = {
       time,
       kind: 'pending',
@@ -430,9 +417,10 @@ export class McpSession {
       requestSeq: request.seq,
       ageMs,
       // A cancelled request is not owed an answer: worth recording, not worth a warning.
-      level: request.cancelled ? LEVEL.info : LEVEL.warn,
-      msg: describePending(request, ageMs, why),
+      level: request.cancelled || subscription ? LEVEL.info : LEVEL.warn,
+      msg: subscription ? describeSubscriptionEnd(request, ageMs, why) : describePending(request, ageMs, why),
     };
+    if (subscription) draft.subscription = true;
     if (request.tool !== undefined) draft.tool = request.tool;
     if (request.cancelled) draft.cancelled = true;
     this.sink.write(draft);
