@@ -201,6 +201,20 @@ export function summarizeMessages(body: Record<string, unknown>, defaultStream: 
   return summary;
 }
 
+/**
+ * The tool each carried-back result belongs to. A result that does not say (OpenAI sends only `tool_call_id`;
+ * LangChain's Ollama messages have no `tool_name`) takes the name of the call it answers: the call in the
+ * history with its id, else the call at its place among the last calls of the history.
+ */
+export function toolResultNames(s: Pick<LlmRequestSummary, 'toolResults' | 'historyToolCalls'>): string[] {
+  const history = s.historyToolCalls ?? [];
+  const last = history.slice(-s.toolResults.length);
+  return s.toolResults.map((r, i) => {
+    const call = r.toolCallId !== undefined ? history.find((c) => c.id === r.toolCallId) : last.length === s.toolResults.length ? last[i] : undefined;
+    return r.name ?? (call?.name || undefined) ?? r.toolCallId ?? 'a tool';
+  });
+}
+
 /** A tool call in either API's shape: `{id?, function: {name, arguments}, index?}` (chat) or flat (Responses). */
 export function toolCallOf(value: unknown): LlmToolCall {
   const c = asObject(value) ?? {};

@@ -6,7 +6,7 @@ import type { LlmChannel } from '../types.js';
 import { LEVEL, RAW_PARSED, type LlmToolCall, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { roundMs } from './correlator.js';
 import { preview, previewJson } from '../protocols/mcp.js';
-import { errorText, errorTypeOf, parseJson, type LlmReply, type LlmReplyAssembler, type LlmRequestSummary } from '../protocols/llm.js';
+import { errorText, errorTypeOf, parseJson, toolResultNames, type LlmChunkInfo, type LlmReply, type LlmReplyAssembler, type LlmRequestSummary } from '../protocols/llm.js';
 import { DIALECTS, type LlmDialect } from '../protocols/dialects.js';
 import { formatMs } from './annotate.js';
 
@@ -114,7 +114,7 @@ export class LlmTurn {
         exchange: this.exchange,
         sinceMs: roundMs(mono - this.requestMono),
         raw: text,
-        msg: info.delta ? `Model streams ${JSON.stringify(preview(info.delta, 60))}.` : info.done ? 'The stream says it is done.' : 'Model streams a chunk.',
+        msg: chunkSentence(info, info.completedCalls !== undefined ? this.assembler.result().toolCalls[info.completedCalls - 1]?.name : undefined),
       };
       // Assigned, not spread in: this runs for every chunk of every stream, and spreading costs twice the time.
       if (info.delta) draft.delta = info.delta;
@@ -204,12 +204,22 @@ export class LlmTurn {
   }
 }
 
+/** What one streamed chunk carries: text, a reasoning step, a tool call (by name once complete), the end, or only metadata. */
+function chunkSentence(info: LlmChunkInfo, completedTool: string | undefined): string {
+  if (info.delta) return `Model streams ${JSON.stringify(preview(info.delta, 60))}.`;
+  if (info.thinking) return 'Model streams a reasoning step.';
+  if (completedTool) return `Model streams the tool call ${completedTool}, now complete.`;
+  if (info.content) return 'Model streams a tool call.';
+  if (info.done) return 'The stream says it is done.';
+  return 'Model streams a chunk with no text or tool call (its role, usage or finish reason).';
+}
+
 function describeRequest(dialect: LlmDialect, endpoint: string, s: LlmRequestSummary, unreadable: boolean): string {
   if (unreadable) return `Agent calls ${dialect.apiName} ${endpoint} with a body mcptap could not read as JSON.`;
   const parts = [`Agent asks ${s.model ?? 'the model'} (${endpoint}${s.stream ? ', streamed' : ''}) with ${s.messageCount} message${s.messageCount === 1 ? '' : 's'}`];
   if (s.tools.length) parts.push(`offering tools ${s.tools.slice(0, 8).join(', ')}${s.tools.length > 8 ? ` and ${s.tools.length - 8} more` : ''}`);
   if (s.toolResults.length) {
-    const names = s.toolResults.map((r) => r.name ?? r.toolCallId ?? 'a tool').slice(0, 4);
+    const names = toolResultNames(s).slice(0, 4);
     parts.push(`carrying back ${s.toolResults.length} tool result${s.toolResults.length === 1 ? '' : 's'} (${names.join(', ')})`);
   }
   return `${parts.join(', ')}.`;

@@ -135,17 +135,30 @@ function more(left: number, what: string, command: string): string {
   return left > 0 ? `<p class="hint">The first part only: ${left} more ${what} are in the logs (see them all with <code>${esc(command)}</code>).</p>` : '';
 }
 
+/**
+ * One row per label (a tap, so a server): an HTTP tap in front of an MCP server logs its exchanges (`http`) and
+ * the MCP session they carry (`mcp-http`) as two sessions, which are one server to the reader.
+ */
 function sessionsTable(trace: Trace): string {
   if (trace.sessions.length === 0) return '<p>No sessions.</p>';
-  const rows = trace.sessions.map((s) => {
-    const who = s.server ? `${s.server.name ?? ''} ${s.server.version ?? ''}${s.protocolVersion ? ` (${s.protocolVersion})` : ''}${s.client?.name ? `, client ${s.client.name} ${s.client.version ?? ''}` : ''}` : (s.models ?? []).join(', ');
-    return `<tr><td>${esc(s.label)}</td><td>${esc(s.role)}</td><td>${esc(s.channel)}</td><td>${esc(who.trim())}</td><td>${esc((s.tools ?? []).join(', '))}</td><td>${s.records}</td><td><code>${esc(s.session)}</code></td></tr>`;
+  const groups = new Map<string, Trace['sessions']>();
+  for (const s of trace.sessions) {
+    const group = groups.get(s.label) ?? [];
+    if (group.length === 0) groups.set(s.label, group);
+    group.push(s);
+  }
+  const unique = (values: (string | undefined)[]): string => [...new Set(values.filter((v): v is string => Boolean(v)))].join(', ');
+  const rows = [...groups.values()].map((group) => {
+    const who = unique(group.map((s) => (s.server ? `${s.server.name ?? ''} ${s.server.version ?? ''}${s.protocolVersion ? ` (${s.protocolVersion})` : ''}${s.client?.name ? `, client ${s.client.name} ${s.client.version ?? ''}` : ''}`.trim() : (s.models ?? []).join(', '))));
+    const records = group.reduce((n, s) => n + s.records, 0);
+    return `<tr><td>${esc(group[0]!.label)}</td><td>${esc(unique(group.map((s) => s.role)))}</td><td>${esc(unique(group.map((s) => s.channel)))}</td><td>${esc(who)}</td><td>${esc(unique(group.flatMap((s) => s.tools ?? [])))}</td><td>${records}</td><td>${group.map((s) => `<code>${esc(s.session)}</code>`).join(' ')}</td></tr>`;
   });
   return `<table><thead><tr><th>label</th><th>role</th><th>channel</th><th>server / models</th><th>tools</th><th>records</th><th>session</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
 function roundTripTable(trace: Trace): string {
   if (trace.roundTrips.length === 0) return '<p>No tool calls in these logs.</p>';
+  if (!trace.roundTrips.some((r) => r.llm !== null)) return mcpCallTable(trace);
   const ms = (v: number | undefined | null): string => (v === undefined || v === null ? '–' : `${Math.round(v)} ms`);
   const rows = trace.roundTrips.map((r) => {
     const cls = r.diagnostics.some((d) => d !== 'tool-call-as-text' && d !== 'call-without-model') ? ' class="warn"' : '';
@@ -161,6 +174,16 @@ function roundTripTable(trace: Trace): string {
     '<table><thead><tr><th>turn</th><th>tool</th><th>arguments</th><th>model</th><th>decision</th><th>MCP call</th><th>tool</th><th>fed back</th><th>answer time</th><th>result</th><th>answer</th></tr></thead>' +
     `<tbody>${rows.join('')}</tbody></table>`
   );
+}
+
+/** Logs of MCP servers only: the tool calls without the model's columns, which would be empty on every row. */
+function mcpCallTable(trace: Trace): string {
+  const rows = trace.roundTrips.map((r) => {
+    const cls = r.mcp?.isError ? ' class="warn"' : '';
+    const tool = r.timing.toolMs === undefined ? '–' : `${Math.round(r.timing.toolMs)} ms`;
+    return `<tr${cls}><td><b>${esc(r.tool)}</b></td><td><code>${esc(preview(JSON.stringify(r.arguments) ?? '', 60))}</code></td><td>${r.mcp ? esc(`${r.mcp.server} #${String(r.mcp.id)}${rounds(r.mcp.rounds)}${r.mcp.isError ? ' (error)' : ''}`) : 'not in logs'}</td><td>${tool}</td><td>${esc(r.result ?? '')}</td></tr>`;
+  });
+  return `<p class="hint">No model call in these logs: the MCP tool calls alone.</p><table><thead><tr><th>tool</th><th>arguments</th><th>MCP call</th><th>tool</th><th>result</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
 /** A multi-round-trip call's rounds, each with what it asked and its own time. */

@@ -991,7 +991,7 @@ function offerDiagnostics(records: readonly LogRecord[], sessions: Map<string, T
 }
 
 function short(value: unknown): string {
-  return preview(typeof value === 'string' ? value : canonicalJson(value), 120);
+  return preview(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''), 120);
 }
 
 function round(ms: number): number {

@@ -3,7 +3,7 @@
  * timeline and what `mcptap demo` ends with. Pure: a Trace in, text lines out.
  */
 import { preview } from '../protocols/mcp.js';
-import { canonicalJson, type Trace } from './link.js';
+import type { Trace } from './link.js';
 import { widest } from './widest.js';
 
 export interface SummaryOptions {
@@ -15,19 +15,30 @@ export function formatRoundTripSummary(trace: Trace, options: SummaryOptions): s
   const bold = (text: string): string => (options.color ? `\u001b[1m${text}\u001b[0m` : text);
   const paint = (code: number, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
   const lines: string[] = [];
-  if (trace.roundTrips.length > 0) {
+  const withModel = trace.roundTrips.some((r) => r.llm !== null);
+  const args = (r: Trace['roundTrips'][number]): string => preview(typeof r.arguments === 'string' ? r.arguments : (JSON.stringify(r.arguments) ?? ''), 40);
+  const mcp = (r: Trace['roundTrips'][number]): string =>
+    // No MCP call in the logs is not proof the tool never ran (a host's own tool, an unwrapped server): say what is known.
+    r.mcp ? `${r.mcp.server} tools/call${r.mcp.tool !== undefined ? ` ${r.mcp.tool}` : ''} #${String(r.mcp.id)}${r.mcp.rounds ? ` in ${r.mcp.rounds.length} rounds` : ''}${r.mcp.isError ? ' ERROR' : ''}` : '(not in logs)';
+  if (trace.roundTrips.length > 0 && !withModel) {
+    // Logs of MCP servers only: the model's columns would say "no model call" on every row.
+    lines.push(bold('Tool calls (no model call in these logs)'));
+    const rows = trace.roundTrips.map((r, i) => [String(i + 1), r.tool, args(r), mcp(r), r.timing.toolMs !== undefined ? ms(r.timing.toolMs) : '-', r.result !== null ? preview(r.result, 48) : '-']);
+    table(['#', 'tool', 'arguments', 'MCP', 'tool', 'result'], rows).forEach((l, i) => lines.push(i === 0 ? paint(90, l) : l));
+  }
+  if (withModel) {
     lines.push(bold('Tool round trips (model → MCP server → result fed back → answer)'));
     const rows = trace.roundTrips.map((r, i) => [
       String(i + 1),
       r.turn === null ? '-' : String(r.turn),
       r.tool,
-      preview(typeof r.arguments === 'string' ? r.arguments : canonicalJson(r.arguments), 40),
+      args(r),
       r.llm ? `${r.llm.channel} ${r.llm.model ?? ''}${r.llm.decidedMs !== null ? ` ${ms(r.llm.decidedMs)}` : ''}`.replace(/\s+/g, ' ') : '(no model call)',
-      // No MCP call in the logs is not proof the tool never ran (a host's own tool, an unwrapped server): say what is known.
-      r.mcp ? `${r.mcp.server} tools/call${r.mcp.tool !== undefined ? ` ${r.mcp.tool}` : ''} #${String(r.mcp.id)}${r.mcp.rounds ? ` in ${r.mcp.rounds.length} rounds` : ''}${r.mcp.isError ? ' ERROR' : ''}` : '(not in logs)',
+      mcp(r),
       r.timing.toolMs !== undefined ? ms(r.timing.toolMs) : '-',
       r.fedBack ? `yes${r.timing.feedBackMs !== undefined ? ` +${ms(r.timing.feedBackMs)}` : ''}` : 'no',
-      r.answerPreview !== null ? preview(r.answerPreview, 48) : r.result !== null ? `(result: ${preview(r.result, 38)})` : '',
+      // A trip the model followed with another tool call has no answer of its own: its result is the MCP column's.
+      r.answerPreview !== null ? preview(r.answerPreview, 48) : '-',
     ]);
     table(['#', 'turn', 'tool', 'arguments', 'model decided', 'MCP', 'tool', 'fed back', 'answer'], rows).forEach((l, i) => lines.push(i === 0 ? paint(90, l) : l));
   }

@@ -7,7 +7,8 @@
  */
 import type { LogRecord } from '../log/schema.js';
 import { asObject, inputRequestsOf, preview } from '../protocols/mcp.js';
-import { canonicalJson, toolResultText, type Trace } from './link.js';
+import { toolResultText, type Trace } from './link.js';
+import { toolResultNames } from '../protocols/llm.js';
 import { parseRawObject } from '../log/reader.js';
 import { widest } from './widest.js';
 
@@ -103,7 +104,7 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
         if (prompt) add(r, 'user', 'host', prompt, 'request');
         // Name what was fed back by the tools the linker traced into this request; ids alone say little.
         const fed = fedInto.get(`${r.session}\u0000${r.exchange}`) ?? [];
-        const names = fed.length > 0 ? fed : r.toolResults.map((t) => t.name ?? t.toolCallId ?? preview(t.content, 24));
+        const names = fed.length > 0 ? fed : toolResultNames(r);
         const text =
           r.toolResults.length > 0 || fed.length > 0
             ? `${names.length === 1 ? 'tool result' : `${names.length} tool results`} fed back: ${names.join(', ')}`
@@ -113,7 +114,8 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
       }
       case 'llm-response': {
         const llm = llmId(r);
-        const calls = r.toolCalls.map((c) => `${c.name} ${typeof c.arguments === 'string' ? c.arguments : canonicalJson(c.arguments)}`);
+        // Arguments in the order the model wrote them, as the records keep them (matching compares them sorted).
+        const calls = r.toolCalls.map((c) => `${c.name} ${typeof c.arguments === 'string' ? c.arguments : (JSON.stringify(c.arguments) ?? '')}`);
         // Agents act on the chunk that completes a call, before the response ends: the arrow goes there.
         if (calls.length > 0) add(r, llm, 'host', `tool call ${calls.join('; ')}`, 'reply', decidedAt(r, requestTime.get(`${r.session}\u0000${r.exchange}`)));
         else add(r, llm, 'host', r.content.includes('<use_mcp_tool>') ? `tool call as text: ${r.content}` : `answer: ${r.content}`, 'reply');
@@ -204,7 +206,7 @@ function isMcp(r: LogRecord): boolean {
 
 function argumentsOf(raw: string): string {
   const params = parseRawObject(raw)?.params as Record<string, unknown> | undefined;
-  return params?.arguments !== undefined ? canonicalJson(params.arguments) : '';
+  return params?.arguments !== undefined ? JSON.stringify(params.arguments) : '';
 }
 
 /** `4.9 ms`, `583 ms`: whole milliseconds once the decimals stop mattering. */
