@@ -8,6 +8,8 @@
  * Spawns bin/mcptap.js, which runs the built dist/: build first (npm test does).
  */
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +17,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
-import { readAllRecords, replay, type LogRecord } from '../../src/index.js';
+import { readAllRecords, replay, startHttpTap, type LogRecord } from '../../src/index.js';
 import { buildHttpExchanges, planExchange } from '../../src/replay/http-script.js';
 import { startHttpCli } from '../support/http-cli.js';
 // @ts-expect-error — a plain .mjs fixture without type declarations
@@ -250,6 +252,70 @@ describe('an overloaded_error mid-stream through mcptap http', () => {
     expect(stdout).toContain('FAIL');
     expect(stdout).toContain('overloaded_error');
     expect(code).toBe(1);
+    rmSync(logDir, { recursive: true, force: true });
+  });
+});
+
+describe('a key the model streams back, cut at every position, through mcptap http', () => {
+  it('reaches both clients whole and the log in no piece', async () => {
+    // The upstream cuts the reply at the position the model name says (`cut-7`), in the real APIs' event shapes.
+    const said = (key: string): string => `Your key is ${key}, keep it.`;
+    const cutAt = (model: string, key: string): number => said(key).indexOf(key) + Number(model.slice(4));
+    const upstream = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+        if (req.url!.startsWith('/v1/messages')) {
+          const text = said(ANTHROPIC_KEY);
+          const at = cutAt((JSON.parse(body) as { model: string }).model, ANTHROPIC_KEY);
+          const ev = (type: string, data: object): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+          const delta = (t: string): string => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: t } });
+          res.end(
+            ev('message_start', { message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } } }) +
+              ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+              delta(text.slice(0, at)) +
+              ev('ping', {}) +
+              delta(text.slice(at)) +
+              ev('content_block_stop', { index: 0 }) +
+              ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 12 } }) +
+              ev('message_stop', {}),
+          );
+        } else {
+          const text = said(GOOGLE_KEY);
+          const at = cutAt(decodeURIComponent(/models\/([^:]+):/.exec(req.url!)![1]!), GOOGLE_KEY);
+          const chunk = (t: string, last: boolean): string => `data: ${JSON.stringify({ candidates: [{ content: { parts: [{ text: t }], role: 'model' }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }], modelVersion: 'gemini-2.5-flash' })}\r\n\r\n`;
+          res.end(chunk(text.slice(0, at), false) + chunk(text.slice(at), true));
+        }
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const logDir = mkdtempSync(join(tmpdir(), 'mcptap-split-key-'));
+    const tap = await startHttpTap({ target: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, logDir, label: 'split' });
+    try {
+      const anthropic = new Anthropic({ apiKey: 'k', baseURL: tap.url, maxRetries: 0 });
+      for (let i = 1; i < ANTHROPIC_KEY.length; i++) {
+        const message = await anthropic.messages.stream({ model: `cut-${i}`, max_tokens: 50, messages: [{ role: 'user', content: 'my key?' }] }).finalMessage();
+        expect(message.content).toMatchObject([{ type: 'text', text: said(ANTHROPIC_KEY) }]);
+      }
+      const ai = new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: tap.url } });
+      for (let i = 1; i < GOOGLE_KEY.length; i++) {
+        let text = '';
+        for await (const c of await ai.models.generateContentStream({ model: `cut-${i}`, contents: 'my key?' })) text += c.text ?? '';
+        expect(text).toBe(said(GOOGLE_KEY));
+      }
+    } finally {
+      await tap.close();
+      await new Promise((r) => upstream.close(r));
+    }
+    const log = readdirSync(logDir)
+      .map((f) => readFileSync(join(logDir, f), 'utf8'))
+      .join('');
+    expectNoPieceOf(ANTHROPIC_KEY, log);
+    expectNoPieceOf(GOOGLE_KEY, log);
+    const replies = log.split('\n').filter((l) => l.includes('"kind":"llm-response"'));
+    expect(replies).toHaveLength(ANTHROPIC_KEY.length - 1 + GOOGLE_KEY.length - 1);
+    for (const r of replies) expect((JSON.parse(r) as { content: string }).content).toBe('Your key is [redacted], keep it.');
     rmSync(logDir, { recursive: true, force: true });
   });
 });
