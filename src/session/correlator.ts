@@ -6,7 +6,8 @@
  * their request by `progressToken`; `notifications/cancelled` by the canceller's own request id.
  *
  * The map is bounded: past `maxPending` the oldest request is evicted and handed back, so the caller can log it
- * as pending rather than lose it silently.
+ * as pending rather than lose it silently. The oldest is found in an arrival queue, not by iterating the map
+ * from its head: V8 walks every entry deleted at a Map's head since its last rehash on each such iteration.
  */
 import type { Direction, JsonRpcId } from '../types.js';
 
@@ -57,6 +58,10 @@ export const DEFAULT_MAX_PENDING_AGE_MS = 30 * 60_000;
 export class Correlator {
   private readonly open = new Map<string, OpenRequest>();
   private readonly byProgressToken = new Map<string, OpenRequest>();
+  /** Keys and requests in arrival order, from `head`; an entry no longer in `open` is skipped (lazy deletion). */
+  private queueKeys: string[] = [];
+  private queueRequests: OpenRequest[] = [];
+  private head = 0;
 
   constructor(
     private readonly maxPending = DEFAULT_MAX_PENDING,
@@ -73,19 +78,34 @@ export class Correlator {
       pushedOut.push(previous);
     }
     this.open.set(key, request);
+    this.queueKeys.push(key);
+    this.queueRequests.push(request);
     if (request.progressToken !== undefined) this.byProgressToken.set(tokenKey(request.dir, request.progressToken), request);
     while (this.open.size > this.maxPending) {
-      const [oldestKey, oldest] = this.open.entries().next().value as [string, OpenRequest];
-      this.forget(oldestKey, oldest);
+      const oldest = this.oldest()!;
+      this.forget(this.queueKeys[this.head]!, oldest);
       pushedOut.push(oldest);
     }
-    // The map is in arrival order, so the aged-out requests are at its head: stop at the first young one.
-    for (const [key, open] of this.open) {
-      if (request.mono - open.mono <= this.maxAgeMs) break;
-      this.forget(key, open);
-      pushedOut.push(open);
+    // The queue is in arrival order, so the aged-out requests are at its head: stop at the first young one.
+    for (let oldest = this.oldest(); oldest !== undefined && request.mono - oldest.mono > this.maxAgeMs; oldest = this.oldest()) {
+      this.forget(this.queueKeys[this.head]!, oldest);
+      pushedOut.push(oldest);
     }
     return pushedOut;
+  }
+
+  /** The oldest request still open (the queue's head, once entries closed meanwhile are passed). */
+  private oldest(): OpenRequest | undefined {
+    const keys = this.queueKeys;
+    const requests = this.queueRequests;
+    while (this.head < keys.length && this.open.get(keys[this.head]!) !== requests[this.head]) this.head++;
+    if (this.head > 1024 && this.head * 2 > keys.length) {
+      // Most of the queue is passed: drop that part, so the queue stays about as long as the open requests.
+      this.queueKeys = keys.slice(this.head);
+      this.queueRequests = requests.slice(this.head);
+      this.head = 0;
+    }
+    return this.queueRequests[this.head];
   }
 
   /** A response travelling in `dir` with this id: finds and closes the request it answers. */
@@ -154,6 +174,9 @@ export class Correlator {
   drain(): OpenRequest[] {
     const all = [...this.open.values()];
     this.open.clear();
+    this.queueKeys = [];
+    this.queueRequests = [];
+    this.head = 0;
     this.byProgressToken.clear();
     return all;
   }

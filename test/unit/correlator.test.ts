@@ -104,6 +104,24 @@ describe('Correlator', () => {
     expect(c.respond('s2c', 4, 1)?.request.id).toBe(4);
   });
 
+  test('eviction passes requests answered or replaced since they arrived, across queue compactions', () => {
+    const c = new Correlator(1000);
+    const pushed: OpenRequest[] = [];
+    // Answer all but every 7th; reuse id 3 late (its first request is pushed out as replaced, not evicted later).
+    for (let i = 0; i < 5000; i++) {
+      pushed.push(...c.request(req({ dir: 'c2s', id: i, seq: i })));
+      if (i % 7 !== 0) c.respond('s2c', i, 1);
+    }
+    pushed.push(...c.request(req({ dir: 'c2s', id: 7, seq: 4999.5 })));
+    for (let i = 5000; i < 6100; i++) pushed.push(...c.request(req({ dir: 'c2s', id: i, seq: i })));
+    const ids = pushed.map((p) => p.seq);
+    expect(ids[0]).toBe(7);
+    expect(ids.slice(1)).toEqual([...ids.slice(1)].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(c.size).toBe(1000);
+    expect(ids.every((seq) => seq % 7 === 0 || seq >= 4999)).toBe(true);
+  });
+
   test('openFrom counts the open requests each peer sent', () => {
     const c = new Correlator();
     c.request(req({ dir: 'c2s', id: 1 }));
