@@ -56,11 +56,11 @@ export const DEFAULT_MAX_PENDING = 10_000;
 export const DEFAULT_MAX_PENDING_AGE_MS = 30 * 60_000;
 
 export class Correlator {
-  private readonly open = new Map<string, OpenRequest>();
-  private readonly byProgressToken = new Map<string, OpenRequest>();
-  /** Keys and requests in arrival order, from `head`; an entry no longer in `open` is skipped (lazy deletion). */
-  private queueKeys: string[] = [];
-  private queueRequests: OpenRequest[] = [];
+  /** Open requests by the direction they travelled, then by id (a Map tells the id 1 from the id "1"). */
+  private readonly open = { c2s: new Map<JsonRpcId, OpenRequest>(), s2c: new Map<JsonRpcId, OpenRequest>() };
+  private readonly byProgressToken = { c2s: new Map<string | number, OpenRequest>(), s2c: new Map<string | number, OpenRequest>() };
+  /** Requests in arrival order, from `head`; one no longer open is passed over (lazy deletion). */
+  private queue: OpenRequest[] = [];
   private head = 0;
 
   constructor(
@@ -70,51 +70,35 @@ export class Correlator {
 
   /** Remember a request. Returns requests pushed out to make room (or replaced by one with the same key). */
   request(request: OpenRequest): OpenRequest[] {
-    const key = requestKey(request.dir, request.id);
+    const open = this.open[request.dir];
     const pushedOut: OpenRequest[] = [];
-    const previous = this.open.get(key);
+    const previous = open.get(request.id);
     if (previous) {
-      this.forget(key, previous);
+      this.forget(previous);
       pushedOut.push(previous);
     }
-    this.open.set(key, request);
-    this.queueKeys.push(key);
-    this.queueRequests.push(request);
-    if (request.progressToken !== undefined) this.byProgressToken.set(tokenKey(request.dir, request.progressToken), request);
-    while (this.open.size > this.maxPending) {
+    open.set(request.id, request);
+    this.queue.push(request);
+    if (request.progressToken !== undefined) this.byProgressToken[request.dir].set(request.progressToken, request);
+    while (this.size > this.maxPending) {
       const oldest = this.oldest()!;
-      this.forget(this.queueKeys[this.head]!, oldest);
+      this.forget(oldest);
       pushedOut.push(oldest);
     }
     // The queue is in arrival order, so the aged-out requests are at its head: stop at the first young one.
     for (let oldest = this.oldest(); oldest !== undefined && request.mono - oldest.mono > this.maxAgeMs; oldest = this.oldest()) {
-      this.forget(this.queueKeys[this.head]!, oldest);
+      this.forget(oldest);
       pushedOut.push(oldest);
     }
     return pushedOut;
   }
 
-  /** The oldest request still open (the queue's head, once entries closed meanwhile are passed). */
-  private oldest(): OpenRequest | undefined {
-    const keys = this.queueKeys;
-    const requests = this.queueRequests;
-    while (this.head < keys.length && this.open.get(keys[this.head]!) !== requests[this.head]) this.head++;
-    if (this.head > 1024 && this.head * 2 > keys.length) {
-      // Most of the queue is passed: drop that part, so the queue stays about as long as the open requests.
-      this.queueKeys = keys.slice(this.head);
-      this.queueRequests = requests.slice(this.head);
-      this.head = 0;
-    }
-    return this.queueRequests[this.head];
-  }
-
   /** A response travelling in `dir` with this id: finds and closes the request it answers. */
   respond(dir: Direction, id: JsonRpcId | null, mono: number): Answered | undefined {
     if (id === null) return undefined;
-    const key = requestKey(opposite(dir), id);
-    const request = this.open.get(key);
+    const request = this.open[opposite(dir)].get(id);
     if (!request) return undefined;
-    this.forget(key, request);
+    this.forget(request);
     return { request, latencyMs: roundMs(mono - request.mono) };
   }
 
@@ -123,16 +107,16 @@ export class Correlator {
    * the one request of an HTTP exchange, if the exchange holds exactly one: the exchange itself pairs them.
    */
   respondSole(dir: Direction, mono: number): Answered | undefined {
-    if (this.open.size !== 1) return undefined;
-    const [key, request] = this.open.entries().next().value as [string, OpenRequest];
-    if (request.dir === dir) return undefined;
-    this.forget(key, request);
+    const answered = this.open[opposite(dir)];
+    if (this.size !== 1 || answered.size !== 1) return undefined;
+    const request = answered.values().next().value as OpenRequest;
+    this.forget(request);
     return { request, latencyMs: roundMs(mono - request.mono) };
   }
 
   /** The open request sent in `dir` with this id, left open (a subscription's acknowledgement names its listen). */
   find(dir: Direction, id: JsonRpcId): OpenRequest | undefined {
-    return this.open.get(requestKey(dir, id));
+    return this.open[dir].get(id);
   }
 
   /**
@@ -141,51 +125,68 @@ export class Correlator {
    * id), so the token is looked up among the other side's requests.
    */
   progress(token: string | number, dir: Direction): OpenRequest | undefined {
-    return this.byProgressToken.get(tokenKey(opposite(dir), token));
+    return this.byProgressToken[opposite(dir)].get(token);
   }
-
 
   /**
    * The open request a `notifications/cancelled` sent in `dir` refers to (the sender's own request), marked as
    * cancelled. It stays open: a response may still cross the cancellation on the wire, and is then correlated.
    */
   cancelled(dir: Direction, requestId: JsonRpcId): OpenRequest | undefined {
-    const request = this.open.get(requestKey(dir, requestId));
+    const request = this.open[dir].get(requestId);
     if (request) request.cancelled = true;
     return request;
   }
 
   /** Number of requests waiting for an answer. */
   get size(): number {
-    return this.open.size;
+    return this.open.c2s.size + this.open.s2c.size;
   }
 
   /**
-   * Number of open requests sent in `dir` that are owed an answer (one pass over the open requests; for
-   * occasional checks). An open `subscriptions/listen` (2026-07-28) is a stream, not an answer owed.
+   * Number of open requests sent in `dir` that are owed an answer (one pass over them; for occasional checks).
+   * An open `subscriptions/listen` (2026-07-28) is a stream, not an answer owed.
    */
   openFrom(dir: Direction): number {
     let n = 0;
-    for (const request of this.open.values()) if (request.dir === dir && request.method !== 'subscriptions/listen') n++;
+    for (const request of this.open[dir].values()) if (request.method !== 'subscriptions/listen') n++;
     return n;
   }
 
   /** Hand back every open request (oldest first) and forget them all: the session ended. */
   drain(): OpenRequest[] {
-    const all = [...this.open.values()];
-    this.open.clear();
-    this.queueKeys = [];
-    this.queueRequests = [];
+    const all: OpenRequest[] = [];
+    for (let i = this.head; i < this.queue.length; i++) if (this.isOpen(this.queue[i]!)) all.push(this.queue[i]!);
+    for (const dir of ['c2s', 's2c'] as const) {
+      this.open[dir].clear();
+      this.byProgressToken[dir].clear();
+    }
+    this.queue = [];
     this.head = 0;
-    this.byProgressToken.clear();
     return all;
   }
 
-  private forget(key: string, request: OpenRequest): void {
-    this.open.delete(key);
+  private isOpen(request: OpenRequest): boolean {
+    return this.open[request.dir].get(request.id) === request;
+  }
+
+  /** The oldest request still open: the queue's head, once the requests closed meanwhile are passed. */
+  private oldest(): OpenRequest | undefined {
+    const queue = this.queue;
+    while (this.head < queue.length && !this.isOpen(queue[this.head]!)) this.head++;
+    if (this.head > 1024 && this.head * 2 > queue.length) {
+      // Most of the queue is passed: drop that part, so it stays about as long as the open requests.
+      this.queue = queue.slice(this.head);
+      this.head = 0;
+    }
+    return this.queue[this.head];
+  }
+
+  private forget(request: OpenRequest): void {
+    this.open[request.dir].delete(request.id);
     if (request.progressToken !== undefined) {
-      const tk = tokenKey(request.dir, request.progressToken);
-      if (this.byProgressToken.get(tk) === request) this.byProgressToken.delete(tk);
+      const tokens = this.byProgressToken[request.dir];
+      if (tokens.get(request.progressToken) === request) tokens.delete(request.progressToken);
     }
   }
 }
@@ -197,13 +198,4 @@ export function opposite(dir: Direction): Direction {
 /** Milliseconds rounded to 0.01, enough for latencies and stable in logs. */
 export function roundMs(ms: number): number {
   return Math.round(ms * 100) / 100;
-}
-
-// Typed keys: the string id "1" and the number id 1 are different requests.
-function requestKey(dir: Direction, id: JsonRpcId): string {
-  return `${dir}:${typeof id}:${id}`;
-}
-
-function tokenKey(dir: Direction, token: string | number): string {
-  return `${dir}:${typeof token}:${token}`;
 }

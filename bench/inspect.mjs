@@ -1,0 +1,65 @@
+// Inspection alone, on one core: literal frames fed to the stdio inspector in this process, records written to
+// a log file. `node bench/inspect.mjs [small|large] [frames]`; prints records/s and CPU µs per frame.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StdioInspector } from '../dist/capture/stdio-inspector.js';
+import { openLogForInspection } from '../dist/capture/inspector-log.js';
+
+/** A client's requests and a server's answers, as chunks of up to 64 KiB the way a pipe hands them over. */
+function traffic(kind, frames) {
+  const c2s = [];
+  const s2c = [];
+  const payload = kind === 'large' ? 'x'.repeat(64 * 1024 - 120) : '';
+  for (let id = 0; id < frames / 2; id++) {
+    c2s.push(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello ${id}${payload}"}}}\n`);
+    s2c.push(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello ${id}${payload}"}]}}\n`);
+  }
+  const chunk = (lines) => {
+    const out = [];
+    let cur = '';
+    for (const line of lines) {
+      cur += line;
+      if (cur.length >= 65536) {
+        const b = Buffer.from(cur);
+        for (let i = 0; i < b.length; i += 65536) out.push(b.subarray(i, i + 65536));
+        cur = '';
+      }
+    }
+    if (cur) out.push(Buffer.from(cur));
+    return out;
+  };
+  return { c2s: chunk(c2s), s2c: chunk(s2c), bytes: c2s.join('').length + s2c.join('').length };
+}
+
+export async function runInspectBench({ kind = 'small', frames = kind === 'large' ? 2000 : 200_000 } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'mcptap-inspect-'));
+  const logFile = join(dir, 'inspect.ndjson');
+  const config = openLogForInspection({ logFile, session: 'bench', label: 'bench', maxBody: 1024 * 1024 }, () => {});
+  const inspector = new StdioInspector(config, { notice: (m) => process.stderr.write(`${m}\n`) });
+  const { c2s, s2c, bytes } = traffic(kind, frames);
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  // Requests and answers interleave in chunks, as they would through a relay.
+  const n = Math.max(c2s.length, s2c.length);
+  for (let i = 0; i < n; i++) {
+    if (c2s[i]) inspector.data(0, c2s[i], Date.now(), performance.now());
+    if (s2c[i]) inspector.data(1, s2c[i], Date.now(), performance.now());
+    if (i % 16 === 15) await new Promise((r) => setImmediate(r));
+  }
+  inspector.endStreams(Date.now(), performance.now());
+  await inspector.close({ time: Date.now(), kind: 'lifecycle', event: 'exit', msg: 'end' });
+  const cpu = process.cpuUsage(cpu0);
+  const wallMs = performance.now() - t0;
+  const cpuUs = cpu.user + cpu.system;
+  const logBytes = statSync(logFile).size;
+  rmSync(dir, { recursive: true, force: true });
+  return { kind, frames, bytes, wallMs, cpuMs: cpuUs / 1000, framesPerCpuSecond: frames / (cpuUs / 1e6), nsPerByte: (cpuUs * 1000) / bytes, logBytes };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const kind = process.argv[2] ?? 'small';
+  const frames = process.argv[3] ? Number(process.argv[3]) : undefined;
+  const r = await runInspectBench({ kind, ...(frames ? { frames } : {}) });
+  console.log(JSON.stringify(r));
+}
