@@ -1,10 +1,13 @@
-// Inspection alone, on one core: literal frames fed to the stdio inspector in this process, records written to
-// a log file. `node bench/inspect.mjs [small|large] [frames]`; prints records/s and CPU µs per frame.
+// Inspection alone, on one core: literal frames fed to the stdio inspector in this process as the channel's
+// thread feeds it (waiting for the disk as it does), records written to a log file.
+// `node bench/inspect.mjs [small|large] [frames]`; prints frames per CPU second and CPU ns per byte.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StdioInspector } from '../dist/capture/stdio-inspector.js';
 import { openLogForInspection } from '../dist/capture/inspector-log.js';
+import { CALL } from '../dist/capture/stdio-calls.js';
+import { logsBacklogged, whenLogsDrained } from '../dist/log/writer.js';
 
 /** A client's requests and a server's answers, as chunks of up to 64 KiB the way a pipe hands them over. */
 function traffic(kind, frames) {
@@ -43,17 +46,19 @@ export async function runInspectBench({ kind = 'small', frames = kind === 'large
   // Requests and answers interleave in chunks, as they would through a relay.
   const n = Math.max(c2s.length, s2c.length);
   for (let i = 0; i < n; i++) {
-    if (c2s[i]) inspector.data(0, c2s[i], Date.now(), performance.now());
-    if (s2c[i]) inspector.data(1, s2c[i], Date.now(), performance.now());
-    if (i % 16 === 15) await new Promise((r) => setImmediate(r));
+    if (c2s[i]) inspector.apply([CALL.data, 0, c2s[i], Date.now(), performance.now()]);
+    if (s2c[i]) inspector.apply([CALL.data, 1, s2c[i], Date.now(), performance.now()]);
+    if (i % 8 === 7) await new Promise((r) => setImmediate(r));
+    if (logsBacklogged()) await whenLogsDrained();
   }
-  inspector.endStreams(Date.now(), performance.now());
-  await inspector.close({ time: Date.now(), kind: 'lifecycle', event: 'exit', msg: 'end' });
+  inspector.apply([CALL.endStreams, Date.now(), performance.now()]);
+  await inspector.close([CALL.close, { time: Date.now(), kind: 'lifecycle', event: 'exit', msg: 'end' }]);
   const cpu = process.cpuUsage(cpu0);
   const wallMs = performance.now() - t0;
   const cpuUs = cpu.user + cpu.system;
   const logBytes = statSync(logFile).size;
-  rmSync(dir, { recursive: true, force: true });
+  if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true });
+  else console.error(logFile);
   return { kind, frames, bytes, wallMs, cpuMs: cpuUs / 1000, framesPerCpuSecond: frames / (cpuUs / 1e6), nsPerByte: (cpuUs * 1000) / bytes, logBytes };
 }
 

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runStdioBenchmarks } from './stdio.mjs';
 import { runHttpBenchmarks } from './http.mjs';
+import { runInspectBench } from './inspect.mjs';
 
 const quick = process.argv.includes('--quick');
 const write = process.argv.includes('--write');
@@ -21,6 +22,13 @@ function table(header, rows) {
 }
 
 const started = new Date();
+const loadAverage = () => (process.platform === 'linux' ? readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') : 'n/a');
+const loadAtStart = loadAverage();
+process.stderr.write('inspection alone…\n');
+// Inspection alone, on one core: three runs each, the median counting (figures per CPU second, not wall time).
+const inspectRuns = async (kind) => [await runInspectBench({ kind }), await runInspectBench({ kind }), await runInspectBench({ kind })].sort((a, b) => a.framesPerCpuSecond - b.framesPerCpuSecond);
+const inspectSmall = await inspectRuns('small');
+const inspectLarge = await inspectRuns('large');
 process.stderr.write('stdio benchmarks…\n');
 const stdio = await runStdioBenchmarks({ quick });
 process.stderr.write('http benchmarks…\n');
@@ -57,6 +65,32 @@ const stdioTable = table(
   ]),
 );
 
+const spread = (runs, key, digits) => `${fmt(runs[0][key], digits)}–${fmt(runs.at(-1)[key], digits)}`;
+const inspectTable = table(
+  ['inspection alone (one process, one core)', 'frames per CPU second', 'spread of 3', 'CPU ns per byte', 'spread of 3'],
+  [
+    ['200,000 small frames (≈100 B)', fmt(inspectSmall[1].framesPerCpuSecond, 0), spread(inspectSmall, 'framesPerCpuSecond', 0), fmt(inspectSmall[1].nsPerByte), spread(inspectSmall, 'nsPerByte')],
+    ['2,000 frames of 64 KiB', fmt(inspectLarge[1].framesPerCpuSecond, 0), spread(inspectLarge, 'framesPerCpuSecond', 0), fmt(inspectLarge[1].nsPerByte, 2), spread(inspectLarge, 'nsPerByte', 2)],
+  ],
+);
+
+const floodTable = table(
+  ['stdio through cat', `64 KiB frames, sustained (${quick ? 300 : 1500}): MB/s`, 'vs bare relay', `flood of ${quick ? '20,000' : '200,000'} requests: last byte back, ms`, 'exit after the last byte, ms', 'spread', 'frames logged', 'peak RSS'],
+  stdio.map((r) => [
+    r.subject,
+    fmt(r.sustainedMbPerSecond),
+    ratio(r.sustainedMbPerSecond, bare.sustainedMbPerSecond),
+    fmt(r.floodLastByteMs, 0),
+    fmt(r.floodExitAfterMs, 0),
+    (() => {
+      const sorted = [...r.floodRuns].sort((a, b) => a.floodExitAfterMs - b.floodExitAfterMs);
+      return `${fmt(sorted[0].floodExitAfterMs, 0)}–${fmt(sorted.at(-1).floodExitAfterMs, 0)}`;
+    })(),
+    r.floodFramesLogged === undefined ? '–' : String(r.floodFramesLogged),
+    `${fmt(r.floodPeakRssMb)} MB`,
+  ]),
+);
+
 // The same rates while each process was fresh: the first windows, before the second.
 const freshTable = table(['stdio, fresh process', ...RATE_HEADINGS], stdio.map((r) => [r.subject, ...rateCells(r.fresh, bare.fresh)]));
 
@@ -81,7 +115,7 @@ const httpTable = table(
 );
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}`;
-const report = `Run ${started.toISOString()} on ${machine}${quick ? ' (--quick: smaller sizes)' : ''}.\n\n${stdioTable}\n\n${freshTable}\n\n${httpTable}\n`;
+const report = `Run ${started.toISOString()} on ${machine}${quick ? ' (--quick: smaller sizes)' : ''}, load average ${loadAtStart} at the start and ${loadAverage()} at the end.\n\n${inspectTable}\n\n${stdioTable}\n\n${freshTable}\n\n${floodTable}\n\n${httpTable}\n`;
 process.stdout.write(`${report}\n`);
 
 if (write) {

@@ -1,7 +1,7 @@
 // stdio benchmarks, side by side in one run: the echo server spawned directly, behind a bare Node pipe relay
 // (the floor for any Node wrapper), and behind mcptap with full logging. Run: node bench/stdio.mjs
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -186,6 +186,49 @@ export async function peakRssOneFrame(subject, megabytes = 100) {
   return { peakRssMb: peakKb / 1024 };
 }
 
+/**
+ * A flood: `requests` small JSON-RPC requests piped at once through the subject wrapping `cat` (twice as many
+ * frames, both ways). Time until the last byte is back, from it until the process has exited, peak RSS, and for
+ * mcptap the frames its log holds.
+ */
+export async function flood(subject, requests = 200_000) {
+  const child = start(subject);
+  let peakKb = 0;
+  const poll = setInterval(() => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (m) peakKb = Math.max(peakKb, Number(m[1]));
+    } catch {
+      // the process has gone
+    }
+  }, 20);
+  const lines = [];
+  for (let i = 0; i < requests; i++) lines.push(`{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"text":"flood ${i}"}}}\n`);
+  const data = Buffer.from(lines.join(''));
+  const begin = process.hrtime.bigint();
+  let received = 0;
+  let lastByte;
+  child.stdout.on('data', (chunk) => {
+    received += chunk.length;
+    if (received >= data.length) lastByte ??= process.hrtime.bigint();
+  });
+  const exited = new Promise((resolve) => child.once('exit', () => resolve(process.hrtime.bigint())));
+  child.stdin.end(data);
+  const end = await exited;
+  clearInterval(poll);
+  const ms = (a, b) => Number(b - a) / 1e6;
+  return { floodLastByteMs: lastByte ? ms(begin, lastByte) : undefined, floodExitAfterMs: lastByte ? ms(lastByte, end) : undefined, floodTotalMs: ms(begin, end), floodPeakRssMb: peakKb / 1024 };
+}
+
+/** Frames (request records) in the newest log of `logDir`. */
+function framesLogged(logDir) {
+  const files = readdirSync(logDir).filter((f) => f.endsWith('.ndjson')).sort((a, b) => statSync(join(logDir, a)).mtimeMs - statSync(join(logDir, b)).mtimeMs);
+  const text = readFileSync(join(logDir, files.at(-1)), 'utf8');
+  let frames = 0;
+  for (let at = text.indexOf('"kind":"request"'); at !== -1; at = text.indexOf('"kind":"request"', at + 1)) frames++;
+  return frames;
+}
+
 function withoutExtraCaCerts() {
   const env = { ...process.env };
   delete env.NODE_EXTRA_CA_CERTS;
@@ -205,10 +248,17 @@ export async function runStdioBenchmarks({ quick = false } = {}) {
     const rounds = quick ? 1 : 3;
     const rtRuns = new Map(subjects.map((s) => [s, []]));
     const tpRuns = new Map(subjects.map((s) => [s, []]));
+    const sustainedRuns = new Map(subjects.map((s) => [s, []]));
+    const floodRuns = new Map(subjects.map((s) => [s, []]));
     for (let round = 0; round < rounds; round++) {
-      for (const subject of subjects) {
+      for (const [i, subject] of subjects.entries()) {
         rtRuns.get(subject).push(await roundTrips(subject, quick ? 1000 : 5000));
         tpRuns.get(subject).push(await throughput(subject, quick ? 128 : 512));
+        // The burst above fits in what the relay buffers; a sustained flood of 64 KiB frames does not.
+        sustainedRuns.get(subject).push((await throughput(subject, quick ? 300 : 1500)).warm);
+        const f = await flood(catSubjects[i], quick ? 20_000 : 200_000);
+        if (subject.name.startsWith('mcptap')) f.floodFramesLogged = framesLogged(logDir);
+        floodRuns.get(subject).push(f);
       }
     }
     const medianBy = (runs, key) => [...runs].sort((a, b) => a[key] - b[key])[Math.floor(runs.length / 2)];
@@ -221,7 +271,9 @@ export async function runStdioBenchmarks({ quick = false } = {}) {
       const su = await startup(subject, quick ? 3 : 10);
       const withoutExtraCa = process.env.NODE_EXTRA_CA_CERTS === undefined ? undefined : await startup(subject, quick ? 3 : 10, withoutExtraCaCerts());
       const mem = await peakRssOneFrame(catSubjects[i], quick ? 20 : 100);
-      rows.push({ subject: subject.name, warm: rates('warm'), fresh: rates('fresh'), ...su, ...(withoutExtraCa ? { medianMsWithoutExtraCa: withoutExtraCa.medianMs } : {}), ...mem });
+      const sustained = medianBy(sustainedRuns.get(subject), 'mbPerSecond');
+      const floodMedian = medianBy(floodRuns.get(subject), 'floodTotalMs');
+      rows.push({ subject: subject.name, warm: rates('warm'), fresh: rates('fresh'), sustainedMbPerSecond: sustained.mbPerSecond, ...floodMedian, floodRuns: floodRuns.get(subject), ...su, ...(withoutExtraCa ? { medianMsWithoutExtraCa: withoutExtraCa.medianMs } : {}), ...mem });
     }
     return rows;
   } finally {

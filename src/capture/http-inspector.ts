@@ -1,8 +1,8 @@
 /**
  * What the HTTP tap does with its copy of the traffic: carries out the calls of http-inspection.ts on an
  * HttpObserver (exchanges, MCP sessions, LLM turns) and WebSocket sessions, and writes every record to the log.
- * It runs on the inspection thread (http-inspector-worker.ts), or inline when a caller needs the records on the
- * main thread (`onRecord`).
+ * It runs behind the channel (channel.ts): on the inspection thread, or inline when a caller needs the records
+ * on the main thread (`onRecord`).
  */
 import { LogWriter } from '../log/writer.js';
 import { logWriterOptions } from './inspector-log.js';
@@ -11,7 +11,9 @@ import { HttpObserver, type HttpExchange } from '../session/http-exchange.js';
 import { WebSocketSession } from '../session/ws-session.js';
 import { teeSink, type RecordObserver } from '../export/tee-sink.js';
 import type { RequestHead } from '../protocols/detect.js';
-import { HTTP_CALL, type ErrorSummary, type HttpCall, type HttpCallChannel, type HttpInspectorConfig } from './http-inspection.js';
+import { HTTP_CALL, type ErrorSummary, type HttpCall, type HttpInspectorConfig } from './http-calls.js';
+import { stoppedMessage, type Inspector } from './channel.js';
+import { LEVEL } from '../log/schema.js';
 
 export interface HttpInspectorHooks {
   /** mcptap's own notices (a log that cannot be written, an internal error); a line on stderr. */
@@ -20,7 +22,12 @@ export interface HttpInspectorHooks {
   onRecord?: RecordObserver;
 }
 
-export class HttpInspector {
+/** The channel's thread builds the inspector with this (channel-thread.ts). */
+export function createInspector(config: HttpInspectorConfig, notice: (message: string) => void): HttpInspector {
+  return new HttpInspector(config, { notice });
+}
+
+export class HttpInspector implements Inspector {
   private readonly writer: LogWriter;
   private readonly observer: HttpObserver;
   private readonly exchanges = new Map<number, HttpExchange>();
@@ -44,7 +51,7 @@ export class HttpInspector {
   }
 
   /** Carry out one call. Never throws: a failure in the logging path is said once and the rest goes on. */
-  apply(call: HttpCall): void {
+  apply(call: unknown[]): void {
     try {
       this.dispatch(call);
     } catch (error) {
@@ -54,8 +61,14 @@ export class HttpInspector {
     }
   }
 
+  abandoned(chunks: number, bytes: number): void {
+    const msg = stoppedMessage(chunks, bytes);
+    this.hooks.notice(msg);
+    this.apply([HTTP_CALL.record, { time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg }]);
+  }
+
   /** The close call: let decoders finish, end every session, write the close record last, close the log. */
-  async close(call: HttpCall): Promise<void> {
+  async close(call: unknown[]): Promise<void> {
     // Compressed bodies finish decoding asynchronously: give the last chunks' decoders a moment.
     for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
     await this.observer.idle(2000);
@@ -122,41 +135,5 @@ export class HttpInspector {
         this.writer.write(call[1] as RecordDraft);
         return;
     }
-  }
-}
-
-/**
- * Calls carried out on the main thread, each after the chunk it concerns has been forwarded: they wait in one
- * FIFO queue drained by setImmediate, not a microtask, since a microtask would run before Node hands the rest
- * of the same socket read (the first body bytes that came with the headers) to the client.
- */
-export class InlineHttpChannel implements HttpCallChannel {
-  private queue: HttpCall[] = [];
-  private scheduled = false;
-
-  constructor(private readonly inspector: HttpInspector) {}
-
-  send(call: HttpCall): void {
-    this.queue.push(call);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.drain());
-  }
-
-  sendChunk(kind: number, x: number, chunk: Buffer, time: number, mono: number): boolean {
-    this.send([kind, x, chunk, time, mono]);
-    return true;
-  }
-
-  async close(call: HttpCall): Promise<void> {
-    this.drain();
-    await this.inspector.close(call);
-  }
-
-  private drain(): void {
-    this.scheduled = false;
-    const batch = this.queue;
-    this.queue = [];
-    for (const call of batch) this.inspector.apply(call);
   }
 }

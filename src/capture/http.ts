@@ -18,9 +18,9 @@ import httpProxy from 'http-proxy';
 import type { RedactRules } from '../log/redact.js';
 import { logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import { openLogForInspection } from './inspector-log.js';
-import { HttpInspectionClient, type HttpInspectorConfig } from './http-inspection.js';
-import { HttpInspectorThread } from './http-inspector-thread.js';
-import { HttpInspector, InlineHttpChannel } from './http-inspector.js';
+import { HTTP_MAX_BACKLOG_BYTES, HttpCalls, type HttpInspectorConfig } from './http-calls.js';
+import { HttpInspector } from './http-inspector.js';
+import { InlineChannel, ThreadChannel } from './channel.js';
 import { tapWebSocket } from './ws.js';
 import { MAX_HEADER_BYTES, relayRequest } from './http-relay.js';
 import { MCPTAP_VERSION } from '../version.js';
@@ -381,16 +381,16 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
  * wants the records on this thread (`onRecord`) or asked for it. A log that cannot be opened is said once here;
  * the inspector then follows the traffic without a log.
  */
-function startHttpInspection(config: HttpInspectorConfig, options: HttpTapOptions, warn: (message: string) => void): HttpInspectionClient {
+function startHttpInspection(config: HttpInspectorConfig, options: HttpTapOptions, warn: (message: string) => void): HttpCalls {
   const opened = openLogForInspection(config, warn);
   const inline = options.inspectionThread === false || options.onRecord !== undefined;
   if (!inline && opened.fd !== undefined) {
     try {
-      return new HttpInspectionClient(new HttpInspectorThread(opened, warn));
+      return new HttpCalls(new ThreadChannel({ inspector: 'http-inspector', config: opened, maxBacklogBytes: HTTP_MAX_BACKLOG_BYTES, notice: warn }));
     } catch (error) {
       warn(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
     }
   }
   const inspector = new HttpInspector(opened, { notice: warn, ...(options.onRecord ? { onRecord: options.onRecord } : {}) });
-  return new HttpInspectionClient(new InlineHttpChannel(inspector));
+  return new HttpCalls(new InlineChannel(async () => inspector, warn));
 }

@@ -2,9 +2,8 @@
  * What the stdio tap does with its copy of the traffic: frame the client's and the server's bytes into lines,
  * decode and correlate them (McpSession), keep the server's stderr, and write every record to the log.
  *
- * It never touches the traffic: stdio.ts forwards the bytes and hands this class a copy with the time they
- * passed. It runs on the inspection thread (stdio-inspector-thread.ts) so that its work never waits in line
- * with the relay, or inline when a caller needs the records on the main thread (a `sink` or `onRecord`).
+ * It never touches the traffic: stdio.ts forwards the bytes and hands it a copy, as the calls of stdio-calls.ts,
+ * over a channel (channel.ts): on the inspection thread, or inline when a caller wants the records there.
  */
 import { withoutCutCharacter, LineFramer } from '../framing/lines.js';
 import type { Frame } from '../types.js';
@@ -14,7 +13,9 @@ import { LogWriter } from '../log/writer.js';
 import { logWriterOptions } from './inspector-log.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { teeSink } from '../export/tee-sink.js';
-import { MAX_STDERR_LINE, STREAM, STREAM_NAMES, type StdioInspection, type StdioInspectorConfig, type StdioInspectorHooks, type StdioStream } from './stdio-inspection.js';
+import { CALL, MAX_STDERR_LINE, STREAM, STREAM_NAMES, type StdioInspectorConfig, type StdioStream } from './stdio-calls.js';
+import { stoppedMessage, type Inspector } from './channel.js';
+import type { RecordObserver } from '../export/tee-sink.js';
 import { dropDanglingSecret, shorten } from '../log/redact.js';
 
 /**
@@ -26,11 +27,25 @@ function describeProbeExit(client: string, exit: RecordDraft): string {
   return `This copy of the server was a version probe: ${client} started it only to ask server/discover, and ${how} once it knew which revision the server speaks; its real session with the server is another log. Not a failure.`;
 }
 
+export interface StdioInspectorHooks {
+  /** mcptap's own notices (a log that cannot be written, an internal error); a line on stderr. */
+  notice: (message: string) => void;
+  /** Also hand every record to this sink, after the log file. */
+  sink?: RecordSink;
+  /** Called with every record after it is logged, stamped as in the log. */
+  onRecord?: RecordObserver;
+}
+
+/** The channel's thread builds the inspector with this (channel-thread.ts). */
+export function createInspector(config: StdioInspectorConfig, notice: (message: string) => void): StdioInspector {
+  return new StdioInspector(config, { notice });
+}
+
 /** How many last lines of the server's stderr the exit record keeps. */
 const STDERR_TAIL_LINES = 20;
 
 /** The inspection work itself, on whichever thread runs it. */
-export class StdioInspector implements StdioInspection {
+export class StdioInspector implements Inspector {
   private readonly writer: LogWriter;
   private readonly sink: RecordSink;
   private readonly mcp: McpSession;
@@ -57,7 +72,8 @@ export class StdioInspector implements StdioInspection {
     // The live OTLP exporter (--otlp-endpoint) sees each record as the log has it, after the log.
     this.sink = hooks.onRecord ? teeSink(logSink, { session: config.session, channel: 'stdio', label: config.label }, hooks.onRecord) : logSink;
     this.mcp = new McpSession({ sink: this.sink, stdio: true });
-    const overlongByCaller = config.overlongByCaller === true;
+    // Lines longer than the log keeps are cut on the tap's side (StdioCalls), which ends them with overlongEnd.
+    const overlongByCaller = true as const;
     this.framers = [
       new LineFramer({ dir: 'c2s', maxFrameBytes: config.maxBody, overlongByCaller }),
       new LineFramer({ dir: 's2c', maxFrameBytes: config.maxBody, overlongByCaller }),
@@ -65,29 +81,56 @@ export class StdioInspector implements StdioInspection {
     ];
   }
 
-  data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void {
+  apply(call: unknown[]): void {
+    switch (call[0]) {
+      case CALL.data:
+        return this.data(call[1] as StdioStream, call[2] as Buffer, call[3] as number, call[4] as number);
+      case CALL.inputEnd:
+        return this.endStream(STREAM.c2s, call[1] as number, call[2] as number);
+      case CALL.gap:
+        return this.gap(call[1] as StdioStream, call[2] as number, call[3] as number);
+      case CALL.record:
+        return this.record(call[1] as RecordDraft);
+      case CALL.overlongEnd: {
+        const end = call[2] as OverlongEnd;
+        // Across threads the tail arrives as a plain Uint8Array.
+        const tail = Buffer.from(end.tail.buffer, end.tail.byteOffset, end.tail.byteLength);
+        return this.overlongEnd(call[1] as StdioStream, { ...end, tail }, call[3] as number, call[4] as number);
+      }
+      case CALL.endStreams:
+        return this.endStreams(call[1] as number, call[2] as number);
+    }
+  }
+
+  report(): readonly number[] {
+    return [this.mcp.openRequestsFrom('c2s')];
+  }
+
+  abandoned(chunks: number, bytes: number): void {
+    const msg = stoppedMessage(chunks, bytes);
+    this.hooks.notice(msg);
+    this.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg });
+  }
+
+  private data(stream: StdioStream, chunk: Buffer, time: number, mono: number): void {
     let frames: Frame[] = [];
     this.safely(() => (frames = this.framers[stream].push(chunk, time, mono)));
     // One frame at a time: a record that cannot be written costs that record, not the rest of the chunk.
     for (const frame of frames) this.observe(stream, frame);
   }
 
-  /** An over-long line ended, as the main thread's LineCap saw it (the framer was made `overlongByCaller`). */
-  overlongEnd(stream: StdioStream, end: OverlongEnd, time: number, mono: number): void {
+  /** An over-long line ended, as the tap's LineCap saw it. */
+  private overlongEnd(stream: StdioStream, end: OverlongEnd, time: number, mono: number): void {
     let frame: Frame | undefined;
     this.safely(() => (frame = this.framers[stream].endOverlong(end, time, mono)));
     if (frame) this.observe(stream, frame);
-  }
-
-  inputEnd(time: number, mono: number): void {
-    this.endStream(STREAM.c2s, time, mono);
   }
 
   /**
    * Bytes that passed while inspection had fallen behind, relayed in full but not inspected, up to the end of a
    * line (or of the stream): what comes next starts a new line.
    */
-  gap(stream: StdioStream, bytes: number, time: number): void {
+  private gap(stream: StdioStream, bytes: number, time: number): void {
     this.safely(() => {
       // The start of the line the skip cut was copied, but alone it is not a frame: it goes uninspected too.
       const framer = this.framers[stream];
@@ -103,31 +146,24 @@ export class StdioInspector implements StdioInspection {
     });
   }
 
-  record(draft: RecordDraft): void {
+  private record(draft: RecordDraft): void {
     this.safely(() => this.sink.write(draft));
   }
 
-  endStreams(time: number, mono: number): void {
+  private endStreams(time: number, mono: number): void {
     // A client line still unfinished (its stdin open) when the server went is a partial line all the same.
     for (const stream of [STREAM.c2s, STREAM.s2c, STREAM.stderr]) this.endStream(stream, time, mono);
     this.safely(() => this.mcp.end(time, mono));
   }
 
-  async close(exit: RecordDraft): Promise<void> {
+  /** The close call: the exit record (with the stderr tail), then flush and close the log. */
+  async close(call: unknown[]): Promise<void> {
+    let exit = call[1] as RecordDraft;
     const probe = exit.kind === 'lifecycle' && exit.event === 'exit' ? this.mcp.versionProbe() : undefined;
     if (probe) exit = { ...exit, level: LEVEL.info, probe: true, msg: describeProbeExit(probe, exit) } as RecordDraft;
     this.record({ ...exit, stderrTail: [...this.stderrTail] } as RecordDraft);
     this.writer.flushSync();
     await this.writer.close();
-  }
-
-  serverMayOweClient(): boolean {
-    return this.owedToClient() > 0;
-  }
-
-  /** Requests the server still owes the client an answer to. */
-  owedToClient(): number {
-    return this.mcp.openRequestsFrom('c2s');
   }
 
   /** A stream ended: its unfinished last line, if any, is a partial frame. */

@@ -21,11 +21,10 @@ import { openLogForInspection } from './inspector-log.js';
 import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import type { RedactRules } from '../log/redact.js';
-import { startWatchdog } from './watchdog.js';
+import { startWatchdog, type Watchdog } from './watchdog.js';
 import type { RecordObserver } from '../export/tee-sink.js';
-import { STREAM, type StdioInspection, type StdioInspectorConfig } from './stdio-inspection.js';
-import { StdioInspectorThread } from './stdio-inspector-thread.js';
-import { QueuedInspection } from './queued-inspection.js';
+import { STDIO_MAX_BACKLOG_BYTES, STREAM, StdioCalls, type StdioInspectorConfig } from './stdio-calls.js';
+import { InlineChannel, ThreadChannel } from './channel.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { spawnServer, type SpawnedServer } from './spawn-server.js';
 
@@ -96,57 +95,74 @@ export interface StdioTap {
   readonly watchdogPid?: number | undefined;
 }
 
+/** What the steps of a stdio tap share. */
+interface StdioTapContext {
+  options: StdioTapOptions;
+  server: SpawnedServer;
+  child: ChildProcess;
+  args: string[];
+  grace: number;
+  calls: StdioCalls;
+  /** mcptap's own notice on stderr, while somebody reads it. */
+  notice: (message: string) => void;
+  /** A lifecycle warning in the log. */
+  warning: (message: string) => void;
+}
+
 /**
  * Start the wrapped server and the tap around it. A caller that spawned the server itself, with the same
  * command, passes it as `server` (the CLI does, before it loads this module: see spawn-server.ts).
  */
 export function startStdioTap(options: StdioTapOptions, server?: SpawnedServer): StdioTap {
   const args = options.args ?? [];
-  const input = options.input ?? process.stdin;
-  const output = options.output ?? process.stdout;
-  const errorOutput = options.errorOutput ?? process.stderr;
-  const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
-  const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
   const label = options.label ?? labelFromCommand(options.command, args, options.cwd);
   // The server starts first: its start-up, not mcptap's, is what the host waits for.
   server ??= spawnServer(options.command, args, {
     env: options.env ?? process.env,
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
   });
-  const { child, started, startMono, ownGroup: groupKill } = server;
-  const session = newSessionId(label, started);
-  const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, started));
-  // Set once nobody reads our stderr (EPIPE): mcptap's notices stop, the server's stderr is only logged.
-  let errorOutputBroken = false;
-  const notice = (message: string): void => {
-    if (!errorOutputBroken) errorOutput.write(`mcptap: ${message}\n`);
-  };
-  // A host that closed mcptap's stderr must not crash it (an unhandled EPIPE would end the session): stderr is
-  // free-form logging, not the protocol. Whether the server's stderr still has a reader is handled below.
-  errorOutput.on('error', () => {
-    errorOutputBroken = true;
-  });
+  const session = newSessionId(label, server.started);
+  const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, server.started));
+  const notice = noticeOn(options.errorOutput ?? process.stderr);
+  const calls = startInspection({ logFile, session, label, maxBody: options.maxBody ?? DEFAULT_MAX_BODY, ...logSettings(options) }, options, notice);
+  const warning = (message: string): void => calls.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: message });
+  const tap: StdioTapContext = { options, server, child: server.child, args, grace: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS, calls, notice, warning };
+  // If mcptap is SIGKILLed, the server's stdin closes; the watchdog covers servers that ignore that.
+  const watchdog = server.ownGroup && options.watchdog !== false && server.child.pid !== undefined ? startWatchdog(server.child.pid, tap.grace) : undefined;
+  recordStart(tap);
+  relay(tap);
+  copyToInspector(tap);
+  // Only now may the server's output flow: what it wrote while this tap was loading is relayed and logged.
+  server.releaseOutput();
+  const life = superviseChild(tap, watchdog);
+  return { logFile, session, child: server.child, exited: life.exited, signal: life.signal, watchdogPid: watchdog?.pid };
+}
 
-
-  const config: StdioInspectorConfig = {
-    logFile,
-    session,
-    label,
-    maxBody,
+/** The log's settings from the tap's options. */
+function logSettings(options: StdioTapOptions): Partial<StdioInspectorConfig> {
+  return {
     ...(options.redact !== undefined ? { redact: options.redact } : {}),
     ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes, maxLogFiles: options.maxLogFiles ?? 0 } : {}),
   };
-  const inspection = startInspection(config, options, notice);
-  if (inspection.logging) notice(`logging ${label} to ${logFile}`);
-  const tap: StdioInspection = inspection.inspector;
-  /** Every record the tap writes itself goes to the inspector, after the traffic before it. */
-  const record = (draft: RecordDraft): void => tap.record(draft);
+}
 
-  // If mcptap is SIGKILLed, the server's stdin closes; the watchdog covers servers that ignore that.
-  const watchdog = groupKill && options.watchdog !== false && child.pid !== undefined ? startWatchdog(child.pid, grace) : undefined;
+/**
+ * mcptap's notices on `errorOutput`. A host that closed mcptap's stderr must not crash it (an unhandled EPIPE
+ * would end the session): the notices stop, and the server's stderr is then only logged (see relay).
+ */
+function noticeOn(errorOutput: Writable): (message: string) => void {
+  let broken = false;
+  errorOutput.on('error', () => {
+    broken = true;
+  });
+  return (message) => {
+    if (!broken) errorOutput.write(`mcptap: ${message}\n`);
+  };
+}
 
-  record({
-    time: started.getTime(),
+function recordStart({ options, server, child, args, calls }: StdioTapContext): void {
+  calls.record({
+    time: server.started.getTime(),
     kind: 'lifecycle',
     event: 'start',
     msg: `mcptap ${MCPTAP_VERSION} starts ${[options.command, ...args].join(' ')}${child.pid ? ` (pid ${child.pid})` : ''}.`,
@@ -157,161 +173,85 @@ export function startStdioTap(options: StdioTapOptions, server?: SpawnedServer):
     ...(child.pid !== undefined ? { childPid: child.pid } : {}),
     cwd: options.cwd ?? process.cwd(),
   });
+}
 
-  // --- forwarding first: pipes carry the bytes, untouched, with backpressure ---
+/** Forwarding first: pipes carry the bytes, untouched, with backpressure. */
+function relay({ options, child, warning }: StdioTapContext): void {
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const errorOutput = options.errorOutput ?? process.stderr;
   const childStdin = child.stdin!;
   const childStdout = child.stdout!;
   const childStderr = child.stderr!;
-  let childStderrUnpiped = false;
   input.pipe(childStdin);
   childStdout.pipe(output, { end: false });
   childStderr.pipe(errorOutput, { end: false });
+  let childStderrUnpiped = false;
   errorOutput.on('error', (error: NodeJS.ErrnoException) => {
     if (childStderrUnpiped) return;
     childStderrUnpiped = true;
     // Keep reading (and logging) the server's stderr so it never blocks on a full pipe; only the relay stops.
     childStderr.unpipe(errorOutput);
     childStderr.resume();
-    lifecycleWarning(`nobody reads mcptap's stderr any more (${error.code ?? error.message}); the server's stderr is still logged but no longer relayed.`);
+    warning(`nobody reads mcptap's stderr any more (${error.code ?? error.message}); the server's stderr is still logged but no longer relayed.`);
   });
   // A child that exits without reading its stdin must not crash mcptap with EPIPE.
   childStdin.on('error', () => {});
   output.on('error', (error: NodeJS.ErrnoException) => {
-    // The client went away (EPIPE). Pass the broken pipe on, as a pipe would: stop reading the server's stdout,
-    // so its next write fails (EPIPE, or SIGPIPE) exactly as it would without mcptap, and end its input.
-    // Draining its output instead kept a server that writes on (`yes`, a chatty server) running forever, with
-    // mcptap logging every line of it.
-    lifecycleWarning(`the client stopped reading mcptap's stdout (${error.code ?? error.message}); the server's stdout is closed and its input ended, as a broken pipe would.`);
+    // The client went away (EPIPE): pass the broken pipe on, as a pipe would. Stop reading the server's stdout,
+    // so its next write fails exactly as it would without mcptap, and end its input (draining instead kept a
+    // server that writes on, `yes`, running forever).
+    warning(`the client stopped reading mcptap's stdout (${error.code ?? error.message}); the server's stdout is closed and its input ended, as a broken pipe would.`);
     input.unpipe(childStdin);
     childStdin.end();
     childStdout.unpipe(output);
     childStdout.destroy();
   });
+}
 
-  // --- then the copy: each chunk, once forwarded, goes to the inspector with the time it passed ---
-  input.on('data', (chunk: Buffer) => tap.data(STREAM.c2s, chunk, Date.now(), performance.now()));
-  childStdout.on('data', (chunk: Buffer) => tap.data(STREAM.s2c, chunk, Date.now(), performance.now()));
-  childStderr.on('data', (chunk: Buffer) => tap.data(STREAM.stderr, chunk, Date.now(), performance.now()));
-  // Only now may the server's output flow: what it wrote while this tap was loading is relayed and logged.
-  server.releaseOutput();
+/** Then the copy: each chunk, once forwarded (these listeners come after the pipes'), with the time it passed. */
+function copyToInspector({ options, child, calls }: StdioTapContext): void {
+  const input = options.input ?? process.stdin;
+  input.on('data', (chunk: Buffer) => calls.data(STREAM.c2s, chunk, Date.now(), performance.now()));
+  child.stdout!.on('data', (chunk: Buffer) => calls.data(STREAM.s2c, chunk, Date.now(), performance.now()));
+  child.stderr!.on('data', (chunk: Buffer) => calls.data(STREAM.stderr, chunk, Date.now(), performance.now()));
+}
 
-  /** SIGKILL after a forwarded signal. */
+/** The child's life: signals, the stdin-EOF escalation, and the exit that ends the tap. */
+function superviseChild(tap: StdioTapContext, watchdog: Watchdog | undefined): { exited: Promise<StdioTapExit>; signal: (signal: NodeJS.Signals) => void } {
+  const { child, grace, calls } = tap;
+  /** SIGKILL after a forwarded signal; the stdin-EOF escalation, while it runs. */
   let killTimer: NodeJS.Timeout | undefined;
-  /** The stdin-EOF escalation (a check interval, then the SIGTERM and SIGKILL timers). */
-  let eofTimer: NodeJS.Timeout | undefined;
-  input.on('end', () => {
-    tap.inputEnd(Date.now(), performance.now());
-    record({ time: Date.now(), kind: 'lifecycle', event: 'stdin-end', msg: 'The client closed its side (stdin ended); the server\u2019s stdin is closed in turn.' });
-    afterStdinEnd();
+  let stopEofEscalation: (() => void) | undefined;
+  /** Set once the log's drain has begun (the child is gone): a signal then cuts the drain short. */
+  let draining = false;
+  const send = (signal: NodeJS.Signals): void => sendSignal(child, tap.server.ownGroup, signal);
+  (tap.options.input ?? process.stdin).on('end', () => {
+    calls.inputEnd(Date.now(), performance.now());
+    calls.record({ time: Date.now(), kind: 'lifecycle', event: 'stdin-end', msg: 'The client closed its side (stdin ended); the server\u2019s stdin is closed in turn.' });
+    stopEofEscalation = escalateAfterEof(calls, grace, send);
   });
-
-  /**
-   * After stdin EOF the server gets what the MCP SDK's client gives it (2 s, SIGTERM, 2 s, SIGKILL), so a server
-   * that ignores EOF is not left running once its client is gone. But the clock starts only when the server owes
-   * the client no answer: a piped client (a script) closes stdin right after its last request and waits for the
-   * answers, and a server finishing that work must not be cut off (it could finish without mcptap). A request
-   * never answered starts the clock after EOF_MAX_WAIT_MS all the same.
-   */
-  function afterStdinEnd(): void {
-    const since = performance.now();
-    eofTimer = setInterval(() => {
-      if (tap.serverMayOweClient() && performance.now() - since < EOF_MAX_WAIT_MS) return;
-      clearInterval(eofTimer);
-      eofTimer = setTimeout(() => {
-        sendSignal('SIGTERM');
-        eofTimer = setTimeout(() => sendSignal('SIGKILL'), grace);
-        eofTimer.unref();
-      }, grace);
-      eofTimer.unref();
-    }, EOF_CHECK_MS);
-    eofTimer.unref();
-  }
-
-  function lifecycleWarning(message: string): void {
-    record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: message });
-  }
-
-  // --- the child's life ---
-  function sendSignal(signal: NodeJS.Signals): void {
-    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-    try {
-      if (groupKill) process.kill(-child.pid, signal);
-      else child.kill(signal);
-    } catch {
-      try {
-        child.kill(signal);
-      } catch {
-        // already gone
-      }
-    }
-  }
-  /** Forward a signal; if the child is still there one grace period later, SIGKILL its group. */
-  function escalate(signal: NodeJS.Signals): void {
-    sendSignal(signal);
-    if (killTimer) return;
-    killTimer = setTimeout(() => sendSignal('SIGKILL'), grace);
-    killTimer.unref();
-  }
-
   const exited = new Promise<StdioTapExit>((resolve) => {
     let spawnError: NodeJS.ErrnoException | undefined;
     let finished = false;
     const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
       if (finished) return;
       finished = true;
-      if (killTimer) clearTimeout(killTimer);
-      if (eofTimer) clearTimeout(eofTimer); // also clears an interval
-      const now = Date.now();
-      const mono = performance.now();
-      tap.endStreams(now, mono);
-      const exitCode = spawnError ? (spawnError.code === 'ENOENT' ? 127 : 126) : exitCodeOf(code, signal);
-      const durationMs = Math.round(mono - startMono);
-      // The server is gone, but processes it started may still be in its group (a background job that holds its
-      // output, say); nobody could reach them once mcptap leaves. End them: SIGTERM now, and the watchdog,
-      // left unreleased, sends SIGKILL after the grace period once mcptap has exited.
-      const leftovers = groupKill && !spawnError && child.pid !== undefined && groupAlive(child.pid);
-      if (leftovers) {
-        try {
-          process.kill(-child.pid!, 'SIGTERM');
-        } catch {
-          // gone meanwhile
-        }
-        lifecycleWarning(`The server exited but left processes running in its process group; mcptap ends them (SIGTERM, then SIGKILL after ${grace} ms) so none is orphaned.`);
-      } else {
-        watchdog?.release();
-      }
-      const exit: RecordDraft = {
-        time: now,
-        kind: 'lifecycle',
-        event: 'exit',
-        code,
-        signal,
-        durationMs,
-        ...(exitCode !== 0 ? { level: LEVEL.warn } : {}),
-        msg: signal
-          ? `The server was ended by ${signal} after ${durationMs} ms; mcptap exits with ${exitCode}.`
-          : spawnError
-            ? `The server could not be started; mcptap exits with ${exitCode}.`
-            : `The server exited with code ${code} after ${durationMs} ms.`,
-      };
-      void tap.close(exit).then(() => resolve({ exitCode, code, signal }));
+      clearTimeout(killTimer);
+      stopEofEscalation?.();
+      const exit = endTap(tap, watchdog, code, signal, spawnError);
+      draining = true;
+      void calls.close(exit.record).then(() => resolve(exit.result));
     };
-    server.onError((error) => {
+    tap.server.onError((error) => {
       spawnError = error;
-      const hint =
-        error.code === 'ENOENT'
-          ? `command not found. Check the spelling and that it is on the PATH mcptap sees (hosts like Claude Desktop start servers with a minimal PATH; an absolute path always works).`
-          : error.code === 'EACCES'
-            ? 'permission denied. Make the file executable or run it through its interpreter.'
-            : error.message;
-      notice(`cannot start ${options.command}: ${hint}`);
-      record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not start ${options.command}: ${error.code ?? error.message}.` });
+      reportSpawnError(tap, error);
       // 'close' may not follow a spawn failure on every platform: finish here too.
       finish(null, null);
     });
     // 'close' waits for the child's stdout and stderr to end, so every byte is relayed before we finish. A
     // grandchild holding the pipes open must not keep us alive, though: give it a moment after 'exit'.
-    server.onExit((code, signal) => {
+    tap.server.onExit((code, signal) => {
       const late = setTimeout(() => finish(code, signal), 1000);
       late.unref();
       child.once('close', () => {
@@ -320,32 +260,118 @@ export function startStdioTap(options: StdioTapOptions, server?: SpawnedServer):
       });
     });
   });
-
-  return {
-    logFile,
-    session,
-    child,
-    exited,
-    signal: (signal) => escalate(signal),
-    watchdogPid: watchdog?.pid,
+  const signal = (sig: NodeJS.Signals): void => {
+    // The server is gone and the log is still being written: the user wants out, so the drain stops here.
+    if (draining) return calls.channel.stop();
+    send(sig);
+    if (killTimer) return;
+    killTimer = setTimeout(() => send('SIGKILL'), grace);
+    killTimer.unref();
   };
+  return { exited, signal };
 }
 
 /**
- * The inspector for this tap, with the log opened here first so mcptap can say at once whether it logs. It runs
- * on an inspection thread, or inline when the caller wants the records on this thread (loaded on first use: a
- * plain `mcptap -- server` never loads it on the main thread, which keeps start-up short).
+ * After stdin EOF the server gets what the MCP SDK's client gives it (2 s, SIGTERM, 2 s, SIGKILL), so a server
+ * that ignores EOF is not left running once its client is gone. But the clock starts only when the server owes
+ * the client no answer: a piped client (a script) closes stdin right after its last request and waits for the
+ * answers. A request never answered starts the clock after EOF_MAX_WAIT_MS all the same.
  */
-function startInspection(
-  config: StdioInspectorConfig,
-  options: StdioTapOptions,
-  notice: (message: string) => void,
-): { inspector: StdioInspection; logging: boolean } {
+function escalateAfterEof(calls: StdioCalls, grace: number, send: (signal: NodeJS.Signals) => void): () => void {
+  const since = performance.now();
+  let timer: NodeJS.Timeout = setInterval(() => {
+    if (calls.serverMayOweClient() && performance.now() - since < EOF_MAX_WAIT_MS) return;
+    clearInterval(timer);
+    timer = setTimeout(() => {
+      send('SIGTERM');
+      timer = setTimeout(() => send('SIGKILL'), grace);
+      timer.unref();
+    }, grace);
+    timer.unref();
+  }, EOF_CHECK_MS);
+  timer.unref();
+  return () => clearTimeout(timer); // clears the interval too
+}
+
+/**
+ * The child is gone: finish the streams, end what it left in its process group, and build the exit record
+ * and the code mcptap exits with.
+ */
+function endTap(tap: StdioTapContext, watchdog: Watchdog | undefined, code: number | null, signal: NodeJS.Signals | null, spawnError: NodeJS.ErrnoException | undefined): { record: RecordDraft; result: StdioTapExit } {
+  const { child, grace } = tap;
+  const now = Date.now();
+  const mono = performance.now();
+  tap.calls.endStreams(now, mono);
+  const exitCode = spawnError ? (spawnError.code === 'ENOENT' ? 127 : 126) : exitCodeOf(code, signal);
+  const durationMs = Math.round(mono - tap.server.startMono);
+  // Processes the server started may still be in its group (a background job holding its output); nobody could
+  // reach them once mcptap leaves. SIGTERM now; the watchdog, left unreleased, sends SIGKILL after the grace.
+  if (tap.server.ownGroup && !spawnError && child.pid !== undefined && groupAlive(child.pid)) {
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      // gone meanwhile
+    }
+    tap.warning(`The server exited but left processes running in its process group; mcptap ends them (SIGTERM, then SIGKILL after ${grace} ms) so none is orphaned.`);
+  } else {
+    watchdog?.release();
+  }
+  const record: RecordDraft = {
+    time: now,
+    kind: 'lifecycle',
+    event: 'exit',
+    code,
+    signal,
+    durationMs,
+    ...(exitCode !== 0 ? { level: LEVEL.warn } : {}),
+    msg: signal
+      ? `The server was ended by ${signal} after ${durationMs} ms; mcptap exits with ${exitCode}.`
+      : spawnError
+        ? `The server could not be started; mcptap exits with ${exitCode}.`
+        : `The server exited with code ${code} after ${durationMs} ms.`,
+  };
+  return { record, result: { exitCode, code, signal } };
+}
+
+function reportSpawnError(tap: StdioTapContext, error: NodeJS.ErrnoException): void {
+  const command = tap.options.command;
+  const hint =
+    error.code === 'ENOENT'
+      ? `command not found. Check the spelling and that it is on the PATH mcptap sees (hosts like Claude Desktop start servers with a minimal PATH; an absolute path always works).`
+      : error.code === 'EACCES'
+        ? 'permission denied. Make the file executable or run it through its interpreter.'
+        : error.message;
+  tap.notice(`cannot start ${command}: ${hint}`);
+  tap.calls.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not start ${command}: ${error.code ?? error.message}.` });
+}
+
+/** Send a signal to the child's process group (POSIX, when it has one of its own), else to the child. */
+function sendSignal(child: ChildProcess, ownGroup: boolean, signal: NodeJS.Signals): void {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  try {
+    if (ownGroup) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * The tap's calls over a channel to its inspector, with the log opened here first so mcptap can say at once
+ * whether it logs. The inspector runs on an inspection thread, or inline when the caller wants the records on
+ * this thread (loaded on first use: a plain `mcptap -- server` never loads it on the main thread).
+ */
+function startInspection(config: StdioInspectorConfig, options: StdioTapOptions, notice: (message: string) => void): StdioCalls {
   const opened = openLogForInspection(config, notice);
+  if (opened.fd !== undefined) notice(`logging ${config.label} to ${config.logFile}`);
   const inline = options.inspectionThread === false || options.sink !== undefined || options.onRecord !== undefined;
   if (!inline && opened.fd !== undefined) {
     try {
-      return { inspector: new StdioInspectorThread(opened, notice), logging: true };
+      return new StdioCalls(new ThreadChannel({ inspector: 'stdio-inspector', config: opened, maxBacklogBytes: STDIO_MAX_BACKLOG_BYTES, reports: 1, notice }), config.maxBody);
     } catch (error) {
       notice(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
     }
@@ -355,8 +381,8 @@ function startInspection(
     ...(options.sink ? { sink: options.sink } : {}),
     ...(options.onRecord ? { onRecord: options.onRecord } : {}),
   };
-  const inspector = new QueuedInspection(import('./stdio-inspector.js').then(({ StdioInspector }) => new StdioInspector(opened, hooks)), notice);
-  return { inspector, logging: opened.fd !== undefined };
+  const load = async () => new (await import('./stdio-inspector.js')).StdioInspector(opened, hooks);
+  return new StdioCalls(new InlineChannel(load, notice), config.maxBody);
 }
 
 /** True while any process is left in the process group `pgid`. */

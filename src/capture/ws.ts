@@ -7,7 +7,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type httpProxy from 'http-proxy';
-import type { HttpInspectionClient } from './http-inspection.js';
+import type { HttpCalls } from './http-calls.js';
 
 export interface WebSocketTapContext {
   proxy: httpProxy;
@@ -16,7 +16,7 @@ export interface WebSocketTapContext {
   head: Buffer;
   /** The upgrade request's exchange number in the inspection calls. */
   x: number;
-  inspection: HttpInspectionClient;
+  inspection: HttpCalls;
   tracked: { settled: boolean };
 }
 

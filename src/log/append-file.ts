@@ -39,6 +39,35 @@ const MAX_WRITE_BYTES = 1024 * 1024;
 /** From this length on, a record's UTF-8 size is counted first, so that all-ASCII text can be copied (see write). */
 const LONG_TEXT_CHARS = 4096;
 
+/**
+ * Bytes every AppendFile of this thread holds unwritten. The inspection thread waits while there are more than
+ * WAIT_ABOVE_BYTES (channel-thread.ts), until they are below RESUME_BELOW_BYTES: a record waits for the disk
+ * instead of being dropped, and the backlog stays on the relay's side of the channel, where its bound is.
+ */
+let threadHeld = 0;
+const WAIT_ABOVE_BYTES = 8 * 1024 * 1024;
+const RESUME_BELOW_BYTES = 2 * 1024 * 1024;
+let drainWaiters: (() => void)[] = [];
+
+/** True while this thread's logs hold more unwritten than the disk should be asked to take at once. */
+export function logsBacklogged(): boolean {
+  return threadHeld > WAIT_ABOVE_BYTES;
+}
+
+/** Resolves once this thread's logs hold little unwritten again. */
+export function whenLogsDrained(): Promise<void> {
+  if (threadHeld <= RESUME_BELOW_BYTES) return Promise.resolve();
+  return new Promise((resolve) => drainWaiters.push(resolve));
+}
+
+function released(bytes: number): void {
+  threadHeld -= bytes;
+  if (threadHeld > RESUME_BELOW_BYTES || drainWaiters.length === 0) return;
+  const waiters = drainWaiters;
+  drainWaiters = [];
+  for (const resolve of waiters) resolve();
+}
+
 /** A block of queued UTF-8: bytes [taken, filled) are still to be written. */
 interface Block {
   readonly bytes: Buffer;
@@ -55,6 +84,8 @@ export class AppendFile {
   private failed = false;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Bytes queued or in flight, not yet written (this file's part of threadHeld). */
+  private held = 0;
 
   constructor(
     private readonly fd: number,
@@ -85,6 +116,8 @@ export class AppendFile {
     const written = block.bytes.write(text, block.filled, size === text.length ? 'latin1' : 'utf8');
     block.filled += written;
     this.queuedBytes += written;
+    this.held += written;
+    threadHeld += written;
     this.schedule();
   }
 
@@ -168,11 +201,13 @@ export class AppendFile {
           fsWritev(this.fd, data, (error, count) => (error ? reject(error) : resolve(count)));
         });
         data = unwritten(data, written);
+        this.wrote(written);
       }
     } catch (error) {
       this.failed = true;
       this.blocks = [];
       this.queuedBytes = 0;
+      this.wrote(this.held);
       this.options.onError(error as NodeJS.ErrnoException);
     } finally {
       this.inFlight = undefined;
@@ -180,13 +215,23 @@ export class AppendFile {
     this.schedule();
   }
 
+  private wrote(bytes: number): void {
+    this.held -= bytes;
+    released(bytes);
+  }
+
   private writeAllSync(): void {
     try {
       while (this.queuedBytes > 0) {
-        for (let data = this.take(); data.length > 0; ) data = unwritten(data, writevSync(this.fd, data));
+        for (let data = this.take(); data.length > 0; ) {
+          const written = writevSync(this.fd, data);
+          data = unwritten(data, written);
+          this.wrote(written);
+        }
       }
     } catch (error) {
       this.failed = true;
+      this.wrote(this.held);
       this.options.onError(error as NodeJS.ErrnoException);
     }
   }

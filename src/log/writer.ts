@@ -13,6 +13,7 @@
 import { existsSync } from 'node:fs';
 import type { Channel } from '../types.js';
 import { AppendFile } from './append-file.js';
+export { logsBacklogged, whenLogsDrained } from './append-file.js';
 import { cannotOpenLogMessage, describeError, openLogFile } from './open-file.js';
 import { recordJson } from './record-json.js';
 import { Redactor, type RedactRules } from './redact.js';
@@ -20,7 +21,8 @@ import { RotatingFile, type LogTarget } from './rotate.js';
 import { LEVEL, LOG_FORMAT_VERSION, type RecordDraft, type RecordSink } from './schema.js';
 
 /**
- * When the write queue is full, frame records are dropped first. mcptap's own lifecycle records (start, warnings,
+ * When the write queue is full (only a caller that never waits for the disk fills it: the inspection thread
+ * waits at a fraction of it, see append-file.ts), frame records are dropped first. mcptap's own lifecycle records (start, warnings,
  * exit) are few and are never dropped; the server's stderr (its errors, a crash) may fill twice the bound.
  */
 const QUEUE_ALLOWANCE: Partial<Record<RecordDraft['kind'], number>> = { lifecycle: Infinity, stderr: 2 };
@@ -32,7 +34,7 @@ const QUEUE_ALLOWANCE: Partial<Record<RecordDraft['kind'], number>> = { lifecycl
 const PRESENCE_CHECK_MS = 1000;
 
 /** Largest amount of unwritten log text held in memory before records are dropped. */
-const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
+const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 
 /**
  * Writers not yet closed. Whatever ends the process — process.exit, an uncaught exception, the event loop running

@@ -13,8 +13,14 @@ export interface Decoded {
   batch: boolean;
 }
 
+/** How a JSON text can start: JSON's own white space, then a value's first character. */
+const MAY_BE_JSON = /^[ \t\r\n]*[{["\-0-9tfn]/;
+
 /** Decode one frame's text into JSON-RPC messages. */
 export function decodeJsonRpc(text: string): Decoded {
+  // Text that cannot start a JSON value is said so without JSON.parse: its SyntaxError costs far more than the
+  // check (a server that floods stdout with plain text makes a frame of every line).
+  if (!MAY_BE_JSON.test(text)) return { messages: [{ type: 'invalid', reason: describeNonJson(text) }], batch: false };
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HttpInspectionClient } from '../../src/capture/http-inspection.js';
-import { HttpInspectorThread } from '../../src/capture/http-inspector-thread.js';
+import { HttpCalls } from '../../src/capture/http-calls.js';
+import { ThreadChannel } from '../../src/capture/channel.js';
 import { openLogFile } from '../../src/log/open-file.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -15,8 +15,9 @@ describe('the HTTP inspection thread, behind', () => {
   it('counts the rest of a cut exchange without inspecting it, says so once, and keeps the next exchange whole', async () => {
     const file = join(tempDir('mcptap-http-gap-'), 'gap.ndjson');
     const notices: string[] = [];
-    const thread = new HttpInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20, chunks: true, targetPath: '' }, (m) => notices.push(m), 2000);
-    const client = new HttpInspectionClient(thread);
+    const config = { logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20, chunks: true, targetPath: '' };
+    const thread = new ThreadChannel({ inspector: 'http-inspector', config, maxBacklogBytes: 2000, notice: (m) => notices.push(m) });
+    const client = new HttpCalls(thread);
     // Let the thread start, so its steady (tiny) bound applies.
     for (const until = Date.now() + 10_000; !thread.started && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     const chunk = (i: number) => Buffer.from(`${JSON.stringify({ model: 'm', created_at: 't', message: { role: 'assistant', content: ` w${i}` }, done: false })}\n`);

@@ -9,11 +9,17 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { startStdioTap, readAllRecords, type LogRecord } from '../../src/index.js';
-import { StdioInspectorThread } from '../../src/capture/stdio-inspector-thread.js';
-import { STREAM } from '../../src/capture/stdio-inspection.js';
+import { StdioCalls, STREAM } from '../../src/capture/stdio-calls.js';
+import { ThreadChannel } from '../../src/capture/channel.js';
 import { openLogFile } from '../../src/log/open-file.js';
-import { INSPECTION_NICE } from '../../src/capture/inspection-worker.js';
+import { INSPECTION_NICE } from '../../src/capture/channel-thread.js';
 import { tempDir } from '../support/temp-dir.js';
+
+/** The stdio tap's calls over a channel to an inspection thread, as the tap makes them; `maxBacklogBytes` small in tests. */
+function threaded(file: string, notice: (m: string) => void, maxBacklogBytes = 64 << 20): { calls: StdioCalls; channel: ThreadChannel } {
+  const channel = new ThreadChannel({ inspector: 'stdio-inspector', config: { logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20 }, maxBacklogBytes, reports: 1, notice });
+  return { calls: new StdioCalls(channel, 1 << 20), channel };
+}
 
 const TRAFFIC = [
   '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n',
@@ -68,9 +74,9 @@ describe('the inspection thread', () => {
     const dir = tempDir('mcptap-gap-');
     const file = join(dir, 'gap.ndjson');
     const notices: string[] = [];
-    const thread = new StdioInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20 }, (m) => notices.push(m), 1000);
+    const { calls: thread, channel } = threaded(file, (m) => notices.push(m), 1000);
     // While the thread starts it may fall further behind; here it has started and the steady limit holds.
-    for (const until = Date.now() + 10_000; !thread.started && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+    for (const until = Date.now() + 10_000; !channel.started && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     const line = (i: number) => Buffer.from(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${String(i).padStart(80, '0')}"}}\n`);
     // Lines cut into two chunks each, all in one turn of the event loop: the thread takes in nothing meanwhile,
     // so the backlog only grows, and a skip can start in the middle of a line.
@@ -109,8 +115,8 @@ describe('the inspection thread', () => {
 
   it('a skip still running when the client closes its side is said before the end of input: no half line is logged as partial', async () => {
     const file = join(tempDir('mcptap-gap-end-'), 'gap.ndjson');
-    const thread = new StdioInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20 }, () => {}, 1000);
-    for (const until = Date.now() + 10_000; !thread.started && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+    const { calls: thread, channel } = threaded(file, () => {}, 1000);
+    for (const until = Date.now() + 10_000; !channel.started && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     // One turn: the start of a long line is copied, the rest of it is skipped, then stdin ends mid-line.
     thread.data(STREAM.c2s, Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":"${'x'.repeat(400)}`), 1, 1);
     thread.data(STREAM.c2s, Buffer.from('y'.repeat(600)), 2, 2);
@@ -163,7 +169,7 @@ describe('the inspection thread', () => {
   it('counts a request the thread has not looked at yet as owed, so the stdin-EOF escalation waits for it', async () => {
     const dir = tempDir('mcptap-owed-');
     const file = join(dir, 'owed.ndjson');
-    const thread = new StdioInspectorThread({ logFile: file, fd: openLogFile(file), session: 's', label: 'owed', maxBody: 1 << 20 }, () => {});
+    const { calls: thread } = threaded(file, () => {});
     const settle = async (want: boolean) => {
       for (const until = Date.now() + 10_000; thread.serverMayOweClient() !== want && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
       return thread.serverMayOweClient();

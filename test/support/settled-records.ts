@@ -1,7 +1,8 @@
 /**
  * The records of a log that is still being written (a tap still running): read until the count has stopped
  * growing for a moment. Records reach the file from the inspection thread, coalesced, so "give the writer
- * 100 ms" was a guess; this waits for what is actually there, up to `timeoutMs`.
+ * 100 ms" was a guess; this waits for what is actually there, up to `timeoutMs`. Every tap writes a first record
+ * (start, listen) at once, so a log still empty is not settled.
  */
 import { readAllRecords } from '../../src/log/reader.js';
 import type { LogRecord } from '../../src/log/schema.js';

@@ -1,7 +1,7 @@
 import { readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { LogWriter } from '../../src/log/writer.js';
+import { LogWriter, logsBacklogged, whenLogsDrained } from '../../src/log/writer.js';
 import { unwritten } from '../../src/log/append-file.js';
 import { LOG_FORMAT_VERSION, type LogRecord } from '../../src/log/schema.js';
 import { checkRecords } from '../../src/check/check.js';
@@ -120,8 +120,8 @@ describe('LogWriter', () => {
     const warnings: string[] = [];
     const w = new LogWriter({ file, ...base, warn: (m) => warnings.push(m) });
     const big = 'y'.repeat(100 * 1024);
-    // All in one turn: nothing can be written meanwhile, so the 16 MiB queue fills and the rest is dropped.
-    for (let i = 0; i < 300; i++) w.write({ time: i, kind: 'invalid', dir: 's2c', reason: 'plain text, not JSON', raw: big, bytes: big.length, msg: 'flood' });
+    // All in one turn: nothing can be written meanwhile, so the 64 MiB queue fills and the rest is dropped.
+    for (let i = 0; i < 700; i++) w.write({ time: i, kind: 'invalid', dir: 's2c', reason: 'plain text, not JSON', raw: big, bytes: big.length, msg: 'flood' });
     // The server's stderr may still fill the queue to twice its bound; mcptap's own records always get in.
     w.write({ time: 998, kind: 'stderr', dir: 's2c', text: 'Traceback: the crash', bytes: 20, msg: 'Server stderr: Traceback' });
     w.write({ time: 999, kind: 'lifecycle', event: 'exit', code: 0, signal: null, durationMs: 1, msg: 'exit' });
@@ -129,9 +129,9 @@ describe('LogWriter', () => {
     const records = lines(file);
     const kept = records.filter((r) => r.kind === 'invalid').length;
     expect(kept).toBeGreaterThan(100);
-    expect(kept).toBeLessThan(300);
+    expect(kept).toBeLessThan(700);
     expect(records.at(-3)).toMatchObject({ kind: 'stderr', text: 'Traceback: the crash' });
-    expect(records.at(-2)).toMatchObject({ kind: 'lifecycle', event: 'warning', dropped: 300 - kept, msg: `${300 - kept} records were dropped before this point: the log fell behind the traffic (the traffic itself was not affected).` });
+    expect(records.at(-2)).toMatchObject({ kind: 'lifecycle', event: 'warning', dropped: 700 - kept, msg: `${700 - kept} records were dropped before this point: the log fell behind the traffic (the traffic itself was not affected).` });
     expect(records.at(-1)).toMatchObject({ kind: 'lifecycle', event: 'exit' });
     expect(warnings).toEqual([expect.stringMatching(/is falling behind the traffic; records are being dropped/)]);
   });
@@ -140,7 +140,8 @@ describe('LogWriter', () => {
     const file = join(root, 'flood-calls.ndjson');
     const w = new LogWriter({ file, ...base, warn: () => {} });
     const big = 'z'.repeat(100 * 1024);
-    for (let i = 0; i < 150; i++) {
+    // Past the 64 MiB queue in one turn: a writer whose caller never waits for the disk (inline inspection).
+    for (let i = 0; i < 400; i++) {
       const seq = w.write({ time: i, kind: 'request', dir: 'c2s', id: i, method: 'tools/call', raw: big, bytes: big.length, msg: 'call' });
       w.write({ time: i, kind: 'response', dir: 's2c', id: i, method: 'tools/call', requestSeq: seq, raw: big, bytes: big.length, msg: 'answer' });
     }
@@ -150,6 +151,21 @@ describe('LogWriter', () => {
     expect(s.dropped).toBeGreaterThan(0);
     expect(s.counts.unanswered).toBe(0);
     expect(s.unknown).toBeLessThanOrEqual(s.requests);
+  });
+
+  test('a writer that waits while the logs are backlogged (as the inspection thread does) loses nothing', async () => {
+    const file = join(root, 'waits.ndjson');
+    const warnings: string[] = [];
+    const w = new LogWriter({ file, ...base, warn: (m) => warnings.push(m) });
+    const big = 'z'.repeat(100 * 1024);
+    for (let i = 0; i < 1000; i++) {
+      if (logsBacklogged()) await whenLogsDrained();
+      w.write({ time: i, kind: 'invalid', dir: 's2c', reason: 'plain text, not JSON', raw: big, bytes: big.length, msg: 'flood' });
+    }
+    await w.close();
+    expect(lines(file).filter((r) => r.kind === 'invalid')).toHaveLength(1000);
+    expect(logsBacklogged()).toBe(false);
+    expect(warnings).toEqual([]);
   });
 
   test('an unwritable folder (a path under a regular file) warns once and never throws', async () => {

@@ -1,9 +1,9 @@
 /**
- * What the HTTP tap tells its inspector, inline or on the inspection thread: each event of each exchange, in the
- * order it was forwarded, as a small array (`[call, exchange, …arguments]`) that crosses threads cheaply; a
- * chunk of traffic as `[call, exchange, chunk, time, mono]`, the shape call-batch.ts sends as numbers. The tap
- * speaks through HttpInspectionClient; http-inspector.ts carries the calls out.
+ * What the HTTP tap tells its inspector (http-inspector.ts) over the channel: each event of each exchange, in
+ * the order it was forwarded, as a small array (`[call, exchange, …arguments]`); a chunk of traffic as
+ * `[call, exchange, chunk, time, mono]`, the chunk call's shape. The tap speaks through HttpCalls.
  */
+import type { Channel } from './channel.js';
 import type { InspectorLogConfig } from './inspector-log.js';
 import type { HttpOutcome, RecordDraft } from '../log/schema.js';
 import type { RequestHead } from '../protocols/detect.js';
@@ -26,9 +26,6 @@ export const HTTP_CALL = {
   close: 13,
 } as const;
 
-/** Calls that carry a chunk of traffic carry it here, so the thread can count the bytes it takes in. */
-export const CHUNK_INDEX = 2;
-
 export type HttpCall = readonly unknown[];
 
 /** Everything the inspector needs that can cross to another thread (plain data only). */
@@ -40,30 +37,24 @@ export interface HttpInspectorConfig extends InspectorLogConfig {
 
 export type ErrorSummary = { name: string; code?: string; message: string };
 
-/** Where the client's calls go: to the thread (which may refuse copies while behind), or inline. */
-export interface HttpCallChannel {
-  send(call: HttpCall): void;
-  /**
-   * Send the call `[kind, x, chunk, time, mono]` for a chunk relayed at `time` (Date.now()); false when the
-   * copy was refused because inspection is behind.
-   */
-  sendChunk(kind: number, x: number, chunk: Buffer, time: number, mono: number): boolean;
-  /** Send the close call and resolve once the inspector has written its last record. */
-  close(call: HttpCall): Promise<void>;
-}
-
 /** The HTTP tap's side: one method per event, each becoming a call in traffic order. */
-export class HttpInspectionClient {
+/**
+ * The HTTP backlog bound: a skip only ends the inspection of the exchange it cuts, and a model's stream is many
+ * small chunks, so a small bound keeps a long flood (a 1 GB body) from costing memory.
+ */
+export const HTTP_MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
+
+export class HttpCalls {
   private count = 0;
   /** Exchanges whose copies stopped once inspection fell behind: the rest of them is only counted. */
   private readonly skipping = new Set<number>();
 
-  constructor(private readonly channel: HttpCallChannel) {}
+  constructor(readonly channel: Channel) {}
 
   /** A request arrived; returns the exchange's number for the calls that follow. */
   begin(head: RequestHead, time: number, mono: number): number {
     const x = ++this.count;
-    this.channel.send([HTTP_CALL.begin, x, head, time, mono]);
+    this.channel.post([HTTP_CALL.begin, x, head, time, mono]);
     return x;
   }
 
@@ -73,11 +64,11 @@ export class HttpInspectionClient {
 
   /** The request body ended, with the request's trailers when it had any. */
   requestEnd(x: number, time: number, mono: number, trailers?: Record<string, string>): void {
-    this.channel.send(trailers ? [HTTP_CALL.requestEnd, x, time, mono, trailers] : [HTTP_CALL.requestEnd, x, time, mono]);
+    this.channel.post(trailers ? [HTTP_CALL.requestEnd, x, time, mono, trailers] : [HTTP_CALL.requestEnd, x, time, mono]);
   }
 
   responseHead(x: number, status: number, headers: Record<string, string | string[] | undefined>, time: number, mono: number): void {
-    this.channel.send([HTTP_CALL.responseHead, x, status, headers, time, mono]);
+    this.channel.post([HTTP_CALL.responseHead, x, status, headers, time, mono]);
   }
 
   responseData(x: number, chunk: Buffer, time: number, mono: number): void {
@@ -87,17 +78,17 @@ export class HttpInspectionClient {
   /** The response ended, with its trailers when it had any. */
   responseEnd(x: number, time: number, mono: number, trailers?: Record<string, string>): void {
     this.skipping.delete(x);
-    this.channel.send(trailers ? [HTTP_CALL.responseEnd, x, time, mono, trailers] : [HTTP_CALL.responseEnd, x, time, mono]);
+    this.channel.post(trailers ? [HTTP_CALL.responseEnd, x, time, mono, trailers] : [HTTP_CALL.responseEnd, x, time, mono]);
   }
 
   fail(x: number, outcome: Exclude<HttpOutcome, 'complete'>, error: ErrorSummary | undefined, time: number, mono: number): void {
     this.skipping.delete(x);
-    this.channel.send([HTTP_CALL.fail, x, outcome, error, time, mono]);
+    this.channel.post([HTTP_CALL.fail, x, outcome, error, time, mono]);
   }
 
   /** The connection was upgraded to a WebSocket: its messages are decoded from here on. */
   wsOpen(x: number, headers: Record<string, string | string[] | undefined>, time: number, mono: number): void {
-    this.channel.send([HTTP_CALL.wsOpen, x, headers, time, mono]);
+    this.channel.post([HTTP_CALL.wsOpen, x, headers, time, mono]);
   }
 
   wsData(x: number, dir: 'c2s' | 's2c', chunk: Buffer, time: number, mono: number): void {
@@ -107,22 +98,22 @@ export class HttpInspectionClient {
 
   wsEnd(x: number, time: number, mono: number): void {
     this.skipping.delete(x);
-    this.channel.send([HTTP_CALL.wsEnd, x, time, mono]);
+    this.channel.post([HTTP_CALL.wsEnd, x, time, mono]);
   }
 
   /** A record made by the tap itself (listen, refused requests). */
   record(draft: RecordDraft): void {
-    this.channel.send([HTTP_CALL.record, draft]);
+    this.channel.post([HTTP_CALL.record, draft]);
   }
 
   /** End every session, write `draft` (the close record) last, flush and close the log. */
   close(draft: RecordDraft, time: number, mono: number): Promise<void> {
-    return this.channel.close([HTTP_CALL.close, draft, time, mono]);
+    return this.channel.finish([HTTP_CALL.close, draft, time, mono]);
   }
 
   private copy(kind: number, x: number, chunk: Buffer, dir: 'c2s' | 's2c', time: number, mono: number): void {
-    if (!this.skipping.has(x) && this.channel.sendChunk(kind, x, chunk, time, mono)) return;
+    if (!this.skipping.has(x) && this.channel.postChunk(kind, x, chunk, time, mono)) return;
     this.skipping.add(x);
-    this.channel.send([HTTP_CALL.skipped, x, dir, chunk.length, time]);
+    this.channel.post([HTTP_CALL.skipped, x, dir, chunk.length, time]);
   }
 }

@@ -1,0 +1,89 @@
+/**
+ * A flood through `mcptap -- cat`: the log must be complete (the inspection waits for the disk rather than drop
+ * records), and a SIGTERM while mcptap is still writing the log after the server has gone ends it promptly,
+ * with one warning that counts what was relayed but not inspected. Not timed: speed is in bench/.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../support/temp-dir.js';
+
+const line = (i: number): string => `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"flood ${i}"}}\n`;
+
+/** Run `mcptap -- cat`, write `lines` lines, end stdin; `whileDraining` runs once the server has gone. */
+async function flood(lines: number, whileDraining?: (pid: number) => void): Promise<{ code: number | null; stdoutBytes: number; sent: number; stderr: string; records: Record<string, unknown>[] }> {
+  const logDir = tempDir('mcptap-flood-');
+  const child = spawn(process.execPath, ['bin/mcptap.js', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdoutBytes = 0;
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdoutBytes += c.length));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  let sent = 0;
+  const block: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    block.push(line(i));
+    if (block.length === 1000 || i === lines - 1) {
+      const text = block.join('');
+      block.length = 0;
+      sent += text.length;
+      if (!child.stdin.write(text)) await new Promise((resolve) => child.stdin.once('drain', resolve));
+    }
+  }
+  child.stdin.end();
+  if (whileDraining) {
+    // Every byte came back through cat: the server has gone (or is going) and mcptap is writing its log.
+    for (const until = Date.now() + 60_000; stdoutBytes < sent && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+    whileDraining(child.pid!);
+  }
+  const code = await closed;
+  const [file] = readdirSync(logDir);
+  const records = readFileSync(join(logDir, file!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { code, stdoutBytes, sent, stderr, records };
+}
+
+describe('a flood through mcptap -- cat', () => {
+  it('logs every one of 200,000 frames', { timeout: 120_000 }, async () => {
+    const run = await flood(100_000);
+    expect(run.code).toBe(0);
+    expect(run.stdoutBytes).toBe(run.sent);
+    const notes = run.records.filter((r) => r.kind === 'notification');
+    expect(notes.filter((r) => r.dir === 'c2s')).toHaveLength(100_000);
+    expect(notes.filter((r) => r.dir === 's2c')).toHaveLength(100_000);
+    expect(run.records.filter((r) => r.event === 'warning')).toEqual([]);
+    expect(run.stderr).not.toMatch(/dropped|behind/);
+    expect(run.records.at(-1)).toMatchObject({ kind: 'lifecycle', event: 'exit', code: 0 });
+  });
+
+  it('a SIGTERM while the log is still being written ends mcptap with what was written and one warning for the rest', { timeout: 120_000 }, async () => {
+    let signals = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const run = await flood(300_000, (pid) => {
+      // The first SIGTERM may come a moment before mcptap has seen the server go (it then goes to the server):
+      // send one every 100 ms until mcptap is gone.
+      const send = (): void => {
+        try {
+          process.kill(pid, 'SIGTERM');
+          signals++;
+        } catch {
+          return;
+        }
+        timer = setTimeout(send, 100);
+      };
+      send();
+    });
+    clearTimeout(timer);
+    expect(run.stdoutBytes).toBe(run.sent);
+    const warnings = run.records.filter((r) => r.event === 'warning');
+    expect(warnings).toHaveLength(1);
+    const [, bytes, chunks] = /^mcptap was stopped while it was still logging: (\d+) bytes \((\d+) chunks\) of traffic were relayed in full but not inspected/.exec(String(warnings[0]!.msg)) ?? [];
+    expect(Number(bytes)).toBeGreaterThan(0);
+    expect(Number(chunks)).toBeGreaterThan(0);
+    // What was inspected is in the log, flushed, and ends with the exit record; the stop is said on stderr too.
+    const logged = run.records.filter((r) => r.kind === 'notification').length;
+    expect(logged).toBeLessThan(600_000);
+    expect(run.records.at(-1)).toMatchObject({ kind: 'lifecycle', event: 'exit' });
+    expect(run.stderr).toContain('mcptap was stopped while it was still logging');
+  });
+});
