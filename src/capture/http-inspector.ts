@@ -1,5 +1,5 @@
 /**
- * What the HTTP tap does with its copy of the traffic: carries out the calls of http-inspection.ts on an
+ * What the HTTP tap does with its copy of the traffic: carries out the calls of http-calls.ts on an
  * HttpObserver (exchanges, MCP sessions, LLM turns) and WebSocket sessions, and writes every record to the log.
  * It runs behind the channel (channel.ts): on the inspection thread, or inline when a caller needs the records
  * on the main thread (`onRecord`).
