@@ -4,8 +4,8 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StdioInspector } from '../dist/capture/stdio-inspector.js';
-import { openLogForInspection } from '../dist/capture/inspector-log.js';
+import { StdioInspector } from '../dist/inspect/stdio-inspector.js';
+import { openLogForInspection } from '../dist/inspect/inspector-log.js';
 import { CALL } from '../dist/capture/stdio-calls.js';
 import { logsBacklogged, whenLogsDrained } from '../dist/log/writer.js';
 

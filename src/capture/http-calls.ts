@@ -3,8 +3,8 @@
  * the order it was forwarded, as a small array (`[call, exchange, …arguments]`); a chunk of traffic as
  * `[call, exchange, chunk, time, mono]`, the chunk call's shape. The tap speaks through HttpCalls.
  */
-import type { Channel } from './channel.js';
-import type { InspectorLogConfig } from './inspector-log.js';
+import type { Channel } from '../inspect/channel.js';
+import type { InspectorLogConfig } from '../inspect/inspector-log.js';
 import type { HttpOutcome, RecordDraft } from '../log/schema.js';
 import type { RequestHead } from '../protocols/detect.js';
 

@@ -3,9 +3,9 @@
  * name, the settings that cross to the thread, and StdioCalls, the tap's side. Kept apart from the inspector
  * so that the main thread of `mcptap -- server` never loads the inspector's code.
  */
-import type { InspectorLogConfig } from './inspector-log.js';
+import type { InspectorLogConfig } from '../inspect/inspector-log.js';
 import type { RecordDraft } from '../log/schema.js';
-import type { Channel } from './channel.js';
+import type { Channel } from '../inspect/channel.js';
 import { LineCap } from '../framing/line-cap.js';
 
 /** The three byte streams of a wrapped server, as the inspector numbers them. */

@@ -17,14 +17,14 @@ import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
-import { openLogForInspection } from './inspector-log.js';
+import { openLogForInspection } from '../inspect/inspector-log.js';
 import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import type { RedactRules } from '../log/redact.js';
 import { startWatchdog, type Watchdog } from './watchdog.js';
 import type { RecordObserver } from '../export/tee-sink.js';
 import { STDIO_MAX_BACKLOG_BYTES, STREAM, StdioCalls, type StdioInspectorConfig } from './stdio-calls.js';
-import { InlineChannel, ThreadChannel } from './channel.js';
+import { InlineChannel, ThreadChannel } from '../inspect/channel.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { spawnServer, type SpawnedServer } from './spawn-server.js';
 
@@ -381,7 +381,7 @@ function startInspection(config: StdioInspectorConfig, options: StdioTapOptions,
     ...(options.sink ? { sink: options.sink } : {}),
     ...(options.onRecord ? { onRecord: options.onRecord } : {}),
   };
-  const load = async () => new (await import('./stdio-inspector.js')).StdioInspector(opened, hooks);
+  const load = async () => new (await import('../inspect/stdio-inspector.js')).StdioInspector(opened, hooks);
   return new StdioCalls(new InlineChannel(load, notice), config.maxBody);
 }
 

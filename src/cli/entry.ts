@@ -6,7 +6,7 @@
  */
 import { FORWARDED_SIGNALS, mistypedCommand, parseWrapFlags, splitCommandLine } from './wrap-flags.js';
 import { spawnServer } from '../capture/spawn-server.js';
-import { keepYoungGenerationSmall } from '../capture/young-generation.js';
+import { keepYoungGenerationSmall } from '../inspect/young-generation.js';
 
 // Every command that relays runs through here: its inspection threads keep young generations small.
 keepYoungGenerationSmall();

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HttpCalls } from '../../src/capture/http-calls.js';
-import { ThreadChannel } from '../../src/capture/channel.js';
+import { ThreadChannel } from '../../src/inspect/channel.js';
 import { openLogFile } from '../../src/log/open-file.js';
 import { tempDir } from '../support/temp-dir.js';
 

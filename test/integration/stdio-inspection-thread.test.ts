@@ -10,9 +10,9 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { startStdioTap, readAllRecords, type LogRecord } from '../../src/index.js';
 import { StdioCalls, STREAM } from '../../src/capture/stdio-calls.js';
-import { ThreadChannel } from '../../src/capture/channel.js';
+import { ThreadChannel } from '../../src/inspect/channel.js';
 import { openLogFile } from '../../src/log/open-file.js';
-import { INSPECTION_NICE } from '../../src/capture/channel-thread.js';
+import { INSPECTION_NICE } from '../../src/inspect/channel-thread.js';
 import { tempDir } from '../support/temp-dir.js';
 
 /** The stdio tap's calls over a channel to an inspection thread, as the tap makes them; `maxBacklogBytes` small in tests. */

@@ -1,5 +1,5 @@
 /**
- * The CLI keeps V8's young generation small on both of its threads (src/capture/young-generation.ts): under a
+ * The CLI keeps V8's young generation small on both of its threads (src/inspect/young-generation.ts): under a
  * fast stream a grown one let tens of MB of chunk buffers pile up before each collection.
  *
  * V8 undoes the setting whenever it sets up a worker's heap, so this runs the real CLI with a real inspection

@@ -144,17 +144,17 @@ function grown(bytes: Buffer, used: number, need: number): Buffer {
 }
 
 /**
- * The worker script `name` (a file of src/capture, built to dist/capture). Under vitest the library runs from
+ * The worker script `name` (a file of src/inspect, built to dist/inspect). Under vitest the library runs from
  * its TypeScript sources, which a worker cannot load: the built file is used then (`npm test` builds first).
  */
 export function workerScript(name: string): URL {
   const here = import.meta.url;
-  return here.endsWith('.ts') ? new URL(`../../dist/capture/${name}.js`, here) : new URL(`./${name}.js`, here);
+  return here.endsWith('.ts') ? new URL(`../../dist/inspect/${name}.js`, here) : new URL(`./${name}.js`, here);
 }
 
 /** What the thread starts with. */
 export interface ChannelWorkerData {
-  /** The inspector's module, a file of capture/ that exports `createInspector`. */
+  /** The inspector's module, a file of inspect/ that exports `createInspector`. */
   inspector: string;
   config: object;
   shared: SharedArrayBuffer;

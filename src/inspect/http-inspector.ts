@@ -11,7 +11,7 @@ import { HttpObserver, type HttpExchange } from '../session/http-exchange.js';
 import { WebSocketSession } from '../session/ws-session.js';
 import { teeSink, type RecordObserver } from '../export/tee-sink.js';
 import type { RequestHead } from '../protocols/detect.js';
-import { HTTP_CALL, type ErrorSummary, type HttpCall, type HttpInspectorConfig } from './http-calls.js';
+import { HTTP_CALL, type ErrorSummary, type HttpCall, type HttpInspectorConfig } from '../capture/http-calls.js';
 import { stoppedMessage, type Inspector } from './channel.js';
 import { LEVEL } from '../log/schema.js';
 
