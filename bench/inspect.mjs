@@ -18,18 +18,11 @@ function traffic(kind, frames) {
     c2s.push(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello ${id}${payload}"}}}\n`);
     s2c.push(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello ${id}${payload}"}]}}\n`);
   }
+  // The same number of frames per chunk both ways, so each answer comes after its request.
+  const perChunk = kind === 'large' ? 1 : 600;
   const chunk = (lines) => {
     const out = [];
-    let cur = '';
-    for (const line of lines) {
-      cur += line;
-      if (cur.length >= 65536) {
-        const b = Buffer.from(cur);
-        for (let i = 0; i < b.length; i += 65536) out.push(b.subarray(i, i + 65536));
-        cur = '';
-      }
-    }
-    if (cur) out.push(Buffer.from(cur));
+    for (let i = 0; i < lines.length; i += perChunk) out.push(Buffer.from(lines.slice(i, i + perChunk).join('')));
     return out;
   };
   return { c2s: chunk(c2s), s2c: chunk(s2c), bytes: c2s.join('').length + s2c.join('').length };
