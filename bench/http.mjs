@@ -142,7 +142,7 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
         for (let i = 0; i < runs; i++) paced.get(subject).push(await fetchTimed(`${base}/api/chat?mode=paced&n=50&ms=5`));
         // The same stream alone, as a chat turn comes: each one once every process has gone idle. Back to back,
         // a stream also pays for what a relay still does for the ones before it (mcptap's inspection thread
-        // catches up in the traffic's pauses, see src/capture/traffic-gate.ts).
+        // may still be working on the stream before).
         for (let i = 0; i < runs; i++) {
           await untilIdle([...pids, upstream.child.pid]);
           alone.get(subject).push(await fetchTimed(`${base}/api/chat?mode=stream&n=${streamN}`));

@@ -253,8 +253,13 @@ export class ThreadChannel implements Channel {
   }
 
   report(i: number): number | undefined {
-    if (Atomics.load(this.shared, SLOT.done) !== this.postedCalls) return undefined;
+    if (!this.caughtUp) return undefined;
     return Atomics.load(this.shared, FIRST_REPORT_SLOT + i);
+  }
+
+  /** True when the thread has carried out every call posted so far. */
+  get caughtUp(): boolean {
+    return Atomics.load(this.shared, SLOT.done) === this.postedCalls;
   }
 
   async finish(last: readonly unknown[]): Promise<void> {

@@ -35,7 +35,7 @@ describe('the HTTP inspection thread, behind', () => {
       client.responseData(x, c, 4 + i, 4 + i);
     }
     client.responseEnd(x, 100, 100);
-    await new Promise((r) => setTimeout(r, 300));
+    for (const until = Date.now() + 10_000; !thread.caughtUp && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     // The next exchange, once caught up, is inspected whole.
     const y = client.begin(head('/api/chat'), 200, 200);
     client.requestData(y, body, 200, 200);

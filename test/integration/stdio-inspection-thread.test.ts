@@ -87,7 +87,7 @@ describe('the inspection thread', () => {
       thread.data(STREAM.s2c, chunk.subarray(0, 50), 1000 + i, i);
       thread.data(STREAM.s2c, chunk.subarray(50), 1000 + i, i);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    for (const until = Date.now() + 10_000; !channel.caughtUp && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     // Caught up: the next line is copied and logged again.
     thread.data(STREAM.s2c, line(99), 2001, 101);
     sent += line(99).length;
