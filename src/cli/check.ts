@@ -37,7 +37,7 @@ export const registerCheck: RegisterCommand = (cli) =>
       }
       try {
         const progress = startProgress();
-        const records = await readLogRecords(logPaths(argv, 'check'), { progress: progress.read });
+        const records = await readLogRecords(logPaths(argv, 'check'), { progress: progress.read, slim: true });
         progress.phase(`checking ${records.length.toLocaleString('en')} records`);
         const report = checkRecords(records, { failOn });
         progress.done();

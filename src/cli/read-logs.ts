@@ -11,7 +11,7 @@ import { McptapError } from '../types.js';
 import { printNote } from './shared.js';
 
 /** The records of the logs given (merged by time), after saying what was skipped; EMPTY_LOG when there are none. */
-export async function readLogRecords(paths: readonly string[], options: Pick<ReadLogsOptions, 'progress'> = {}): Promise<LogRecord[]> {
+export async function readLogRecords(paths: readonly string[], options: Pick<ReadLogsOptions, 'progress' | 'slim'> = {}): Promise<LogRecord[]> {
   const skipped = new SkippedLines(printNote);
   const records = await readAllRecords(paths, { ...options, onProblem: skipped.add, onNote: printNote });
   skipped.finish();

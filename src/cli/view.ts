@@ -55,7 +55,7 @@ export const registerView: RegisterCommand = (cli) =>
         const color = out === undefined && wantColor(argv.color as boolean | undefined);
         const width = out === undefined ? terminalWidth(process.stdout, argv.wide as boolean) : undefined;
         const progress = startProgress();
-        const records = await readLogRecords(logPaths(argv, 'view'), { progress: progress.read });
+        const records = await readLogRecords(logPaths(argv, 'view'), { progress: progress.read, slim: format !== 'html' });
         progress.phase(`linking ${records.length.toLocaleString('en')} records`);
         const trace = linkTrace(records, window !== undefined ? { windowMs: window * 1000 } : {});
         progress.phase(`writing the ${format} view`);

@@ -27,6 +27,13 @@ export interface ReadLogsOptions {
   onNote?: (note: string) => void;
   /** Filled in as the logs are read, for a progress line: the logs' total size and about how much is read. */
   progress?: ReadProgress;
+  /**
+   * Leave out the frames no summary reads again: a streamed chunk's `raw` (its text is in `delta`) and an HTTP
+   * response's `body` (the LLM reply is in its llm-response record). Most of a long LLM log is chunks, so views
+   * that print records and their trace, and check, hold a fraction of the log in memory. Not for exports, which
+   * copy the frames out, nor for the html page, which shows them.
+   */
+  slim?: boolean;
 }
 
 /** How far a read has got, in bytes (UTF-16 units of the lines, close enough for a percentage). */
@@ -110,12 +117,19 @@ export async function* readLogFile(file: string, options: ReadLogsOptions = {}):
       const parsed = parseRecordLine(line);
       if (!parsed) continue;
       if ('problem' in parsed) options.onProblem?.({ file, line: n, message: parsed.problem });
-      else yield { record: parsed.record, file, line: n };
+      else yield { record: options.slim ? slimmed(parsed.record) : parsed.record, file, line: n };
     }
   } finally {
     // A reader that stops early (a peek, a consumer that breaks off) must not leave the file open.
     input.destroy();
   }
+}
+
+function slimmed(record: LogRecord): LogRecord {
+  const o = record as unknown as Record<string, unknown>;
+  if (record.kind === 'llm-chunk') delete o.raw;
+  else if (record.kind === 'http-response') delete o.body;
+  return record;
 }
 
 /**

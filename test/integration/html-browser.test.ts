@@ -3,23 +3,24 @@
  * sequence diagram drawn — from the logs of a real demo run — without touching the network. A screenshot is
  * written next to the logs (its path is printed) so a person can look at it.
  *
- * Needs /usr/bin/chromium (`apt-get install -y chromium`) and a built dist/ (npm test builds first).
+ * Needs chromium, the optional dependency of the browser checks (test/support/chromium.ts; without it the checks
+ * skip and say why), and a built dist/ (npm test builds first).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import { tempDir } from '../support/temp-dir.js';
+import { CHROMIUM, HAVE_CHROMIUM, NEEDS_CHROMIUM } from '../support/chromium.js';
 
 const run = promisify(execFile);
-const CHROMIUM = '/usr/bin/chromium';
 const BIN = 'bin/mcptap.js';
 
 describe('view --format html in headless Chromium', () => {
-  it.runIf(existsSync(CHROMIUM))('draws the sequence diagram with participant boxes and arrows, offline', async () => {
+  it.runIf(HAVE_CHROMIUM)(`draws the sequence diagram with participant boxes and arrows, offline${NEEDS_CHROMIUM}`, async () => {
     const dir = tempDir('mcptap-html-');
     const logs = join(dir, 'logs');
     await run(process.execPath, [BIN, 'demo', '--log-dir', logs, '--no-color', '--speed', '0']);

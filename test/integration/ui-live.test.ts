@@ -5,11 +5,12 @@
  * errors) and the JSON of a clicked frame work on that live traffic, the page touches nothing but its own server,
  * and requests whose Host or Origin do not name the server (DNS rebinding) are refused.
  *
- * Needs /usr/bin/chromium (`apt-get install -y chromium`) and a built dist/ (npm test builds first).
+ * Needs chromium, the optional dependency of the browser checks (test/support/chromium.ts; without it the checks
+ * skip and say why), and a built dist/ (npm test builds first).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -18,10 +19,10 @@ import WebSocket from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { runOllamaAgent, toolboxFrom } from '../../src/demo/agent.js';
+import { CHROMIUM, HAVE_CHROMIUM, NEEDS_CHROMIUM } from '../support/chromium.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
 const BIN = 'bin/mcptap.js';
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -71,7 +72,7 @@ function rows(tab: Page): Promise<{ session: string; kind: string; method?: stri
 }
 
 describe('mcptap ui in headless Chromium', () => {
-  it.runIf(existsSync(CHROMIUM))('backfills past sessions and shows a session started after the page loaded, without a reload', async () => {
+  it.runIf(HAVE_CHROMIUM)(`backfills past sessions and shows a session started after the page loaded, without a reload${NEEDS_CHROMIUM}`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const logs = join(dir, 'logs');
@@ -156,7 +157,7 @@ describe('mcptap ui in headless Chromium', () => {
     expect(sockets).toEqual([`ws://127.0.0.1:${ui.port}/ws`]);
   });
 
-  it.runIf(existsSync(CHROMIUM))('shows an agent loop while it runs: LLM calls, the tool call, and the linked round trip', async () => {
+  it.runIf(HAVE_CHROMIUM)(`shows an agent loop while it runs: LLM calls, the tool call, and the linked round trip${NEEDS_CHROMIUM}`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const logs = join(dir, 'logs');
