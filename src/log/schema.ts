@@ -310,7 +310,7 @@ export interface LlmToolResult {
   toolCallId?: string;
   name?: string;
   content: string;
-  /** True when the agent marked the result as a failure (Anthropic `is_error`). */
+  /** True when the agent marked the result as a failure (Anthropic `is_error`, a Gemini `{error: …}` response). */
   isError?: boolean;
 }
 

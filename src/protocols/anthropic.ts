@@ -162,6 +162,9 @@ export class AnthropicReplyAssembler implements LlmReplyAssembler {
       case 'content_block_delta':
         this.addDelta(o, info);
         break;
+      case 'content_block_stop':
+        this.stopBlock(o, info);
+        break;
       case 'message_delta': {
         const delta = asObject(o.delta);
         if (typeof delta?.stop_reason === 'string') this.finishReason = delta.stop_reason;
@@ -178,9 +181,6 @@ export class AnthropicReplyAssembler implements LlmReplyAssembler {
       case 'message':
         // A whole Message (a non-streamed body).
         this.readMessage(o);
-        break;
-      case 'content_block_stop':
-        this.stopBlock(o, info);
         break;
       default:
         // ping, and event types newer than this reader.

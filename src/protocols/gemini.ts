@@ -109,16 +109,21 @@ function functionCallOf(call: Record<string, unknown>): LlmToolCall {
 }
 
 function functionResponseOf(response: Record<string, unknown>): LlmToolResult {
-  const result: LlmToolResult = { content: responseText(response.response) };
+  const body = asObject(response.response);
+  // The API's convention: `{output: …}` for a result, `{error: …}` for a failure.
+  const failed = body !== undefined && 'error' in body && !('output' in body);
+  const result: LlmToolResult = { content: responseText(failed ? body.error : response.response) };
   if (typeof response.name === 'string') result.name = response.name;
   if (typeof response.id === 'string') result.toolCallId = response.id;
+  if (failed) result.isError = true;
   return result;
 }
 
 /**
  * The text a functionResponse carries: its `response` is any object, by convention `{output: …}` or
- * `{result: …}`, or the MCP result itself (`{content: [{type: "text", …}]}`, as `mcpToTool` sends it). The text
- * is what the trace compares with the MCP server's result, so a lone string field is taken as it is.
+ * `{result: …}`, or the MCP result itself (`{content: [{type: "text", …}]}`, as `mcpToTool` sends it, under
+ * `error` when the tool failed). The text is what the trace compares with the MCP server's result, so a lone
+ * string field is taken as it is.
  */
 function responseText(value: unknown): string {
   const o = asObject(value);

@@ -105,6 +105,8 @@ describe('Gemini requests', () => {
     expect(s.historyToolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'California' } }]);
     const mcpShaped = summarizeGeminiRequest({ contents: [{ role: 'user', parts: [{ functionResponse: { id: 'c1', name: 't', response: { content: [{ type: 'text', text: 'ok' }] } } }] }] })!;
     expect(mcpShaped.toolResults).toEqual([{ name: 't', toolCallId: 'c1', content: 'ok' }]);
+    const failed = summarizeGeminiRequest({ contents: [{ role: 'user', parts: [{ functionResponse: { name: 't', response: { error: { content: [{ type: 'text', text: 'no such city' }], isError: true } } } }] }] })!;
+    expect(failed.toolResults).toEqual([{ name: 't', content: 'no such city', isError: true }]);
   });
 
   it('knows its paths, Gemini API and Vertex AI', () => {
