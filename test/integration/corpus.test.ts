@@ -9,7 +9,7 @@
  *       log's exchanges (method, path, request body, status, response body) must equal the recorded ones.
  * - Raw wire material copied from the shared captures (request/response bodies, SSE, the Cline stdio session)
  *   must parse in its own format.
- * - Programs (the tiny peers *.mjs) are listed by name.
+ * - Programs (the tiny peers *.mjs) are listed by name; a folder's README.md says where its frames come from.
  * A file that is none of these fails the test. Needs a fresh build (bin/mcptap.js runs dist/).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -40,7 +40,9 @@ const isLog = (file: string): boolean => {
   return parsed !== undefined && 'record' in parsed;
 };
 const logs = files.filter(isLog);
-const raw = files.filter((f) => !PROGRAMS.has(f) && !logs.includes(f));
+/** Where a folder's frames come from (fixtures/anthropic/README.md): documentation, not wire material. */
+const isProvenance = (file: string): boolean => /(^|\/)README\.md$/.test(file);
+const raw = files.filter((f) => !PROGRAMS.has(f) && !logs.includes(f) && !isProvenance(f));
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -214,9 +216,10 @@ describe('fixtures corpus', () => {
         if ('line' in value) expect((JSON.parse(value.line as string) as { jsonrpc: string }).jsonrpc).toBe('2.0');
       }
     } else if (file.endsWith('.sse')) {
-      const events = text.split('\n\n').filter((e) => e.trim() !== '');
+      // Lines may end in CRLF, as the Gemini API's do.
+      const events = text.split(/\r?\n\r?\n/).filter((e) => e.trim() !== '');
       expect(events.length).toBeGreaterThan(0);
-      for (const event of events) for (const line of event.split('\n')) expect(line).toMatch(/^(data|event|id|retry)?:|^:/);
+      for (const event of events) for (const line of event.split(/\r?\n/)) expect(line).toMatch(/^(data|event|id|retry)?:|^:/);
     } else {
       throw new Error(`${file} is neither an mcptap log, raw wire material (.json, .ndjson, .sse) nor a listed program: add it to the corpus test`);
     }
