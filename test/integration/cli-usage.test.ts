@@ -30,7 +30,7 @@ describe('a mistake on the command line is one sentence and exit 2', () => {
   const cases: [string[], string][] = [
     [['--logdir', 'D', 'node', 'server.js'], 'unknown option --logdir; did you mean --log-dir?'],
     [['--bogus-flag', 'node', 'server.js'], 'unknown option --bogus-flag; mcptap takes --redact, --redact-key, --redact-pattern, --max-log-mb, --max-log-files, --log-dir, --name, --max-body, --otlp-endpoint (mcptap --help says what each does).'],
-    [['view', '--bogus', 'logs/'], 'unknown option --bogus; mcptap view takes --format, --out, --color, --relative, --window (mcptap view --help says what each does).'],
+    [['view', '--bogus', 'logs/'], 'unknown option --bogus; mcptap view takes --format, --out, --color, --relative, --wide, --window (mcptap view --help says what each does).'],
     [['view'], 'view needs a log file or a folder of logs, for example: mcptap view logs/'],
     [['check'], 'check needs a log file or a folder of logs, for example: mcptap check logs/'],
     [['view', '--format', 'nope', 'logs/'], '--format must be one of pretty, timeline, mermaid, json, html, not "nope".'],
