@@ -64,11 +64,6 @@ export class ToolNameMap {
     }
   }
 
-  /** True when some server in the logs has this tool under exactly this name. */
-  hasTool(tool: string): boolean {
-    return this.sessionsByTool.has(tool);
-  }
-
   /**
    * The server tools `name` may stand for, best first. `offered`: the tool names of the LLM request the call
    * answers; a prefix shared by the offered names of one server narrows the servers, and a single `_` after a

@@ -186,7 +186,7 @@ describe('LLM API failures through mcptap', () => {
     if (logDir) rmSync(logDir, { recursive: true, force: true });
   });
 
-  const recordsNow = async (): Promise<Rec[]> => (await settledRecords([tap.logFile])) as Rec[];
+  const recordsNow = async (ready?: (records: Rec[]) => boolean): Promise<Rec[]> => (await settledRecords([tap.logFile], 5000, ready as never)) as Rec[];
 
   it('logs an error status before the stream as llm-error, and the client sees the same error', async () => {
     const viaTap = await new Ollama({ host: tap.url }).chat({ model: 'missing', messages: [{ role: 'user', content: 'hi' }] }).catch((e: Error) => e.message);
@@ -196,7 +196,8 @@ describe('LLM API failures through mcptap', () => {
       .create({ model: 'missing', messages: [{ role: 'user', content: 'hi' }] })
       .catch((e: { status?: number }) => e.status);
     expect(openaiError).toBe(404);
-    const errors = (await recordsNow()).filter((r) => r.kind === 'llm-error' && r.status === 404);
+    const is404 = (r: Rec): boolean => r.kind === 'llm-error' && r.status === 404;
+    const errors = (await recordsNow((all) => all.filter(is404).length >= 2)).filter(is404);
     expect(errors.map((e) => [e.channel, e.phase, e.status])).toEqual([
       ['ollama', 'before-stream', 404],
       ['openai', 'before-stream', 404],
@@ -213,7 +214,8 @@ describe('LLM API failures through mcptap', () => {
     expect(failure).toContain('unexpected EOF');
     const sse = await fetch(`${tap.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'error-mid-stream', stream: true, messages: [] }) });
     expect(await sse.text()).toContain('event: error');
-    const errors = (await recordsNow()).filter((r) => r.kind === 'llm-error' && r.phase === 'in-stream');
+    const inStream = (r: Rec): boolean => r.kind === 'llm-error' && r.phase === 'in-stream';
+    const errors = (await recordsNow((all) => all.filter(inStream).length >= 2)).filter(inStream);
     expect(errors.map((e) => e.channel)).toEqual(['ollama', 'openai']);
     expect(errors[0]!.error).toContain('unexpected EOF');
     expect(errors[1]!.error).toBe('The server had an error while processing your request.');

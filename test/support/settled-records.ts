@@ -7,14 +7,19 @@
 import { readAllRecords } from '../../src/log/reader.js';
 import type { LogRecord } from '../../src/log/schema.js';
 
-export async function settledRecords(paths: string[], timeoutMs = 5000): Promise<(LogRecord & Record<string, unknown>)[]> {
+export async function settledRecords(
+  paths: string[],
+  timeoutMs = 5000,
+  /** What the caller waits for: on a busy machine the thread may hold its writes back longer than one look apart. */
+  ready: (records: (LogRecord & Record<string, unknown>)[]) => boolean = () => true,
+): Promise<(LogRecord & Record<string, unknown>)[]> {
   const until = Date.now() + timeoutMs;
   let last = -1;
   for (;;) {
     await new Promise((r) => setTimeout(r, 150));
     const records = (await readAllRecords(paths)) as (LogRecord & Record<string, unknown>)[];
     // An empty log has not settled: a running tap has written at least its start record once the thread writes.
-    if ((records.length > 0 && records.length === last) || Date.now() > until) return records;
+    if ((records.length > 0 && records.length === last && ready(records)) || Date.now() > until) return records;
     last = records.length;
   }
 }
