@@ -29,6 +29,7 @@ import {
   type LlmRequestSummary,
 } from './llm.js';
 import { asObject } from './mcp.js';
+import { shorten } from '../log/redact.js';
 
 /**
  * True for the path whose replies are model turns: `/v1/messages`, also under a gateway's prefix
@@ -144,7 +145,7 @@ export class AnthropicReplyAssembler implements LlmReplyAssembler {
     this.chunkCount++;
     const o = asObject(parseJson(text));
     if (!o) {
-      const error = `an event whose data is not a JSON object: ${text.slice(0, 80)}`;
+      const error = `an event whose data is not a JSON object: ${shorten(text, 80)}`;
       if (event === 'error') this.error = text;
       return { content: false, chunk: true, error: event === 'error' ? text : error };
     }

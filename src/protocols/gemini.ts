@@ -23,6 +23,7 @@ import {
   type LlmRequestSummary,
 } from './llm.js';
 import { asObject } from './mcp.js';
+import { shorten } from '../log/redact.js';
 
 /** `…/models/{model}:{method}` (Gemini API and Vertex AI alike), the model and the method. */
 const MODEL_METHOD = /\/models\/([^/:]+):([A-Za-z]+)$/;
@@ -164,7 +165,7 @@ export class GeminiReplyAssembler implements LlmReplyAssembler {
     this.chunkCount++;
     const o = asObject(parseJson(text));
     if (!o) {
-      const error = `a chunk that is not a JSON object: ${text.slice(0, 80)}`;
+      const error = `a chunk that is not a JSON object: ${shorten(text, 80)}`;
       this.error ??= error;
       return { content: false, chunk: true, error };
     }
