@@ -2,15 +2,16 @@
  * The live round-trip join: a tap streaming spans sees only its own traffic, but the model's tool call that a
  * `tools/call` ran is in the LLM proxy's log, in the same folder. When the MCP tap has a `tools/call` span to send,
  * this reads what the other logs in the folder gained since the last look (only `llm-response` lines with tool
- * calls are parsed) and finds the model call the same way the trace linker does (same tool, allowing a host
- * prefix; same canonical arguments; the model's reply before the call, within the window). The span then goes into
+ * calls are parsed) and finds the model call the same way the trace linker does (same tool, through the host's
+ * renaming of it: trace/tool-names.ts, with this server's names; same canonical arguments; the model's reply before the call, within the window). The span then goes into
  * the LLM call's trace as its child — the ids are derived from the LLM log, so the LLM proxy's own live span has
  * exactly that id.
  *
  * Reading starts at the end of the files present at start-up: old sessions are not scanned.
  */
 import type { LlmResponseRecord } from '../log/schema.js';
-import { canonicalJson, DEFAULT_LINK_WINDOW_MS, sameTool } from '../trace/link.js';
+import { canonicalJson, DEFAULT_LINK_WINDOW_MS } from '../trace/link.js';
+import { ToolNameMap } from '../trace/tool-names.js';
 import { LogTail } from '../ui/tail.js';
 import { liveLlmTraceId, llmSpanId } from './otlp-spans.js';
 
@@ -53,14 +54,18 @@ export class LiveToolCallIndex {
     if (this.calls.length > MAX_CALLS) this.calls = this.calls.slice(this.calls.length - MAX_CALLS);
   }
 
-  /** The LLM span a `tools/call` of `tool` with `args`, sent at `time`, belongs under; each model call is used once. */
-  find(tool: string, args: unknown, time: number): { traceId: string; spanId: string; session: string; exchange: string } | undefined {
+  /**
+   * The LLM span a `tools/call` of `tool` with `args`, sent at `time`, belongs under; each model call is used once.
+   * `serverNames`: this server's names (its serverInfo.name, the tap's label), which hosts prefix its tools with.
+   */
+  find(tool: string, args: unknown, time: number, serverNames: readonly string[] = []): { traceId: string; spanId: string; session: string; exchange: string } | undefined {
     const canonical = canonicalJson(args);
+    const names = new ToolNameMap([{ session: 'self', names: serverNames, tools: [tool] }]);
     let best: ModelCall | undefined;
     for (const c of this.calls) {
       // A host may act on the chunk that carried the call, before the reply completed: allow a little lead.
       if (c.used || c.time - time > LEAD_MS || time - c.time > this.windowMs) continue;
-      if (c.canonical !== canonical || !sameTool(c.name, tool)) continue;
+      if (c.canonical !== canonical || names.resolve(c.name).length === 0) continue;
       // The earliest unused one: calls are run in the order the model asked for them.
       if (!best || c.time < best.time) best = c;
     }

@@ -18,6 +18,8 @@ import type { LogRecord } from '../log/schema.js';
 import { McptapError } from '../types.js';
 import { SpanBuilder, type SpanData } from './otlp-spans.js';
 import { LiveToolCallIndex } from './live-join.js';
+import { parseRawObject } from '../log/reader.js';
+import { asObject, peerInfo } from '../protocols/mcp.js';
 
 /** Default number of records waiting to become spans, and of spans waiting to be sent. */
 export const DEFAULT_LIVE_MAX_RECORDS = 10_000;
@@ -109,6 +111,8 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
   let exporter: Promise<{ exporter: OtlpExporter; toReadableSpans: (s: SpanData[]) => unknown[] }> | undefined;
   let closed = false;
   let joinIndex: LiveToolCallIndex | undefined;
+  /** This tap's server, as hosts may prefix its tools: its label and its serverInfo.name. */
+  const serverNames = new Set<string>();
 
   const arm = (): void => {
     if (timer || closed) return;
@@ -132,6 +136,7 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
     records = [];
     const fresh: SpanData[] = [];
     for (const r of batch) {
+      if (joinIndex) noteServerNames(r, serverNames);
       try {
         fresh.push(...builder.push(r));
       } catch {
@@ -143,7 +148,7 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
         await joinIndex.refresh();
         for (const s of fresh) {
           if (!s.toolCall || s.parentSpanId !== undefined) continue;
-          const model = joinIndex.find(s.toolCall.name, s.toolCall.arguments, s.startTime);
+          const model = joinIndex.find(s.toolCall.name, s.toolCall.arguments, s.startTime, [...serverNames]);
           if (!model) continue;
           s.traceId = model.traceId;
           s.parentSpanId = model.spanId;
@@ -252,5 +257,15 @@ export async function sendSpans(endpoint: string, list: readonly SpanData[], tim
     }
   } finally {
     await exporter.shutdown();
+  }
+}
+
+/** The names a host may prefix this server's tools with: the tap's label, and serverInfo.name once it answers initialize. */
+function noteServerNames(r: LogRecord, names: Set<string>): void {
+  if (r.kind !== 'request' && r.kind !== 'response') return;
+  names.add(r.label);
+  if (r.kind === 'response' && r.method === 'initialize') {
+    const name = peerInfo(asObject(parseRawObject(r.raw)?.result)?.serverInfo)?.name;
+    if (name !== undefined) names.add(name);
   }
 }
