@@ -3,12 +3,13 @@
 // short word, as a model's tokens do (a word like "token" or "key" in every chunk would send every chunk down
 // redaction's slow path, which real text does only now and then).
 //   POST /api/chat?mode=stream&n=2000     n chunks written back to back (throughput)
-//   POST /api/chat?mode=paced&n=50&ms=5   n chunks, one every ms milliseconds (time to first byte, gaps)
+//   POST /api/chat?mode=paced&n=50&ms=5   n chunks, one every ms milliseconds (time to first byte, gaps);
+//                                         with &stamp=1 each chunk says when it was written (`sent`, epoch ms)
 //   POST /api/chat?mode=big&mb=1024       about mb megabytes of chunks, written with backpressure (memory)
 // Prints its port on stdout once listening.
 import http from 'node:http';
 
-const chunk = (i) => `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: ` word${i}` }, done: false })}\n`;
+const chunk = (i, sent) => `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: ` word${i}` }, done: false, ...(sent ? { sent } : {}) })}\n`;
 const last = `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', eval_count: 1, eval_duration: 1000 })}\n`;
 
 const server = http.createServer(async (req, res) => {
@@ -22,8 +23,9 @@ const server = http.createServer(async (req, res) => {
     res.end(last);
   } else if (mode === 'paced') {
     const ms = Number(url.searchParams.get('ms') ?? 5);
+    const stamp = url.searchParams.has('stamp');
     for (let i = 0; i < n; i++) {
-      res.write(chunk(i));
+      res.write(chunk(i, stamp ? performance.timeOrigin + performance.now() : undefined));
       await new Promise((r) => setTimeout(r, ms));
     }
     res.end(last);

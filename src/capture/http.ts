@@ -139,13 +139,31 @@ interface Tracked {
   settled: boolean;
 }
 
+/** What the steps of an HTTP tap share. */
+interface HttpTapContext {
+  options: HttpTapOptions;
+  /** The upstream base URL, without a trailing slash. */
+  target: string;
+  relayTarget: { url: URL; agent: http.Agent; changeOrigin: boolean };
+  proxy: httpProxy;
+  host: string;
+  /** Known once listening (port 0 picks one); requests only arrive after that. */
+  port: number;
+  inspection: HttpCalls;
+  tracked: WeakMap<http.IncomingMessage, Tracked>;
+}
+
+// Each chunk goes to the inspection after the forwarding `pipe` has written it on: the `data` listeners are
+// registered after the relay's, and the calls are posted (or, inline, carried out) in a later turn. The chunk
+// listeners read the two clocks themselves rather than spread now(), which builds an array per chunk.
+const now = (): [number, number] => [Date.now(), performance.now()];
+
 /** Start the proxy. Resolves once it listens. */
 export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   const targetUrl = parseTarget(options.target);
   const target = targetUrl.toString().replace(/\/$/, '');
   const { host, port } = parseListenAddress(options.listen);
   const label = options.label ?? (targetUrl.port ? `${targetUrl.hostname}-${targetUrl.port}` : targetUrl.hostname);
-  const maxBody = options.maxBody ?? DEFAULT_HTTP_MAX_BODY;
   const started = new Date();
   const startMono = performance.now();
   const session = newSessionId(label, started);
@@ -156,7 +174,7 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
       logFile,
       session,
       label,
-      maxBody,
+      maxBody: options.maxBody ?? DEFAULT_HTTP_MAX_BODY,
       chunks: options.chunks ?? true,
       targetPath: targetUrl.pathname === '/' ? '' : targetUrl.pathname,
       ...(options.redact !== undefined ? { redact: options.redact } : {}),
@@ -165,176 +183,37 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     options,
     warn,
   );
-
   // Keep-alive to the upstream: a fresh TCP connection per request would add latency to every model call.
   const agent = targetUrl.protocol === 'https:' ? new (await import('node:https')).Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
-  const proxy = httpProxy.createProxyServer({
-    target,
-    // Transparent for a server on this machine: Host (and Origin) reach it as the client sent them, so its own
-    // DNS-rebinding check still judges the real client (rewriting Host would launder a rebinding page's
-    // requests into local-looking ones). A remote API behind a virtual host (api.openai.com) needs its own name.
-    changeOrigin: !isLoopbackHost(targetUrl.hostname),
-    agent,
-    ws: true,
-  });
-  const tracked = new WeakMap<http.IncomingMessage, Tracked>();
-
-  // Each chunk goes to the inspection after the forwarding `pipe` has written it on: the `data` listeners below
-  // are registered after the relay's, and the calls are posted (or, inline, carried out) in a later turn. The
-  // chunk listeners read the two clocks themselves rather than spread now(), which builds an array per chunk.
-  const now = (): [number, number] => [Date.now(), performance.now()];
-
-  const relayTarget = { url: targetUrl, agent, changeOrigin: !isLoopbackHost(targetUrl.hostname) };
-
-  const onResponse = (proxyRes: http.IncomingMessage, t: Tracked, res: http.ServerResponse): void => {
-    const { x } = t;
-    inspection.responseHead(x, proxyRes.statusCode ?? 0, proxyRes.headers, ...now());
-    proxyRes.on('data', (chunk: Buffer) => inspection.responseData(x, chunk, Date.now(), performance.now()));
-    proxyRes.on('end', () => {
-      if (t.settled) return;
-      t.settled = true;
-      inspection.responseEnd(x, ...now(), trailersOf(proxyRes));
-    });
-    // An IncomingMessage with no 'error' listener would crash the process when the upstream resets.
-    proxyRes.on('error', () => {});
-    proxyRes.on('close', () => {
-      if (proxyRes.complete || t.settled) return;
-      // The upstream broke off mid-body: end the client's connection too, rather than leave it waiting.
-      t.settled = true;
-      inspection.fail(x, 'upstream-reset', { name: 'Error', code: 'ECONNRESET', message: 'the upstream closed the connection before the response ended' }, ...now());
-      res.destroy();
-    });
-  };
-
-  const onProxyError = (error: NodeJS.ErrnoException, req: http.IncomingMessage, res: http.ServerResponse | Duplex): void => {
-    const t = tracked.get(req);
-    const [at, atMono] = now();
-    if (t && !t.settled) {
-      t.settled = true;
-      const headersSent = res instanceof http.ServerResponse ? res.headersSent : true;
-      // Could not connect at all, or connected and then lost the connection.
-      const outcome = headersSent || !isConnectError(error) ? 'upstream-reset' : 'upstream-unreachable';
-      const err = { name: error.name, message: error.message, ...(error.code ? { code: error.code } : {}) };
-      inspection.fail(t.x, outcome, err, at, atMono);
-    }
-    if (res instanceof http.ServerResponse) {
-      if (!res.headersSent) {
-        const body = JSON.stringify({
-          error: isConnectError(error)
-            ? `mcptap could not reach the upstream ${target}: ${error.code ?? error.message}. Is the server running, and is --target right?`
-            : error.code === 'HPE_HEADER_OVERFLOW'
-              ? `the upstream ${target} answered with response headers larger than mcptap relays (${MAX_HEADER_BYTES / 1024} KiB in all).`
-              : `the upstream ${target} closed the connection before answering (${error.code ?? error.message}).`,
-          target,
-          cause: { code: error.code, message: error.message },
-        });
-        res.writeHead(502, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-      } else res.destroy();
-    } else res.destroy();
-  };
-  proxy.on('error', (error, req, res) => onProxyError(error as NodeJS.ErrnoException, req, res as http.ServerResponse | Duplex));
+  // Transparent for a server on this machine: Host (and Origin) reach it as the client sent them, so its own
+  // DNS-rebinding check still judges the real client (rewriting Host would launder a rebinding page's
+  // requests into local-looking ones). A remote API behind a virtual host (api.openai.com) needs its own name.
+  const changeOrigin = !isLoopbackHost(targetUrl.hostname);
+  const proxy = httpProxy.createProxyServer({ target, changeOrigin, agent, ws: true });
+  const tap: HttpTapContext = { options, target, relayTarget: { url: targetUrl, agent, changeOrigin }, proxy, host, port, inspection, tracked: new WeakMap() };
+  proxy.on('error', (error, req, res) => answerProxyError(tap, error as NodeJS.ErrnoException, req, res as http.ServerResponse | Duplex));
   // The client went away before the upstream answered: http-proxy aborts the upstream request.
   proxy.on('econnreset', () => {});
-
-  /** With --strict-host, the reason to refuse this request (and a record saying so), else undefined. */
-  const refusal = (req: http.IncomingMessage): string | undefined => {
-    if (!options.strictHost) return undefined;
-    const verdict = checkHostHeader(req.headers, { port: actualPort, allowedHosts: [host] });
-    if (verdict.ok) return undefined;
-    inspection.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `Refused ${req.method ?? 'GET'} ${redactPathQuery(req.url ?? '/')} (--strict-host): ${verdict.reason}` });
-    return verdict.reason;
-  };
-
-  // Known once listening (port 0 picks one); requests only arrive after that.
-  let actualPort = port;
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-    const refused = refusal(req);
-    if (refused !== undefined) {
-      const body = JSON.stringify({ error: `mcptap refused this request: ${refused}` });
-      res.writeHead(403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-      return;
-    }
-    const x = inspection.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, ...now());
-    const t: Tracked = { x, settled: false };
-    tracked.set(req, t);
-    relayRequest(req, res, relayTarget, {
-      request: (proxyReq) => (t.proxyReq = proxyReq),
-      response: (proxyRes) => onResponse(proxyRes, t, res),
-      error: (error) => onProxyError(error, req, res),
-    });
-    // Registered after the relay's pipe, so each chunk is written upstream before the tap sees it.
-    req.on('data', (chunk: Buffer) => inspection.requestData(x, chunk, Date.now(), performance.now()));
-    req.on('end', () => inspection.requestEnd(x, ...now(), trailersOf(req)));
-    res.on('close', () => {
-      if (res.writableFinished || t.settled) return;
-      // The client went away first: stop the upstream work it asked for (an LLM generating, an SSE stream).
-      t.settled = true;
-      const [at, atMono] = now();
-      t.proxyReq?.destroy();
-      inspection.fail(x, 'client-aborted', { name: 'Error', code: 'ECONNRESET', message: 'the client closed the connection before the response ended' }, at, atMono);
-    });
-  });
-
-  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (refusal(req) !== undefined) {
-      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-      return;
-    }
-    const x = inspection.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, ...now());
-    const t: Tracked = { x, settled: false };
-    tracked.set(req, t);
-    socket.on('error', () => {});
-    tapWebSocket({ proxy, req, socket, head, x, inspection, tracked: t });
-  });
-
-  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    // A malformed request from a client: answer it as Node would, without crashing the proxy. A head too big
-    // to relay is said plainly, to the client and in the log (no exchange began: there is no request to log).
-    if (error.code === 'HPE_HEADER_OVERFLOW') {
-      const sentence = `mcptap refused a request whose headers are larger than it relays (${MAX_HEADER_BYTES / 1024} KiB in all); the upstream never saw it.`;
-      inspection.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `Refused a request with HTTP 431: ${sentence}` });
-      const body = JSON.stringify({ error: sentence });
-      if (socket.writable) socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-      else socket.destroy();
-      return;
-    }
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
-  });
-
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => relayExchange(tap, req, res));
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => relayUpgrade(tap, req, socket, head));
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(tap, error, socket));
   const sockets = new Set<Duplex>();
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      const hint =
-        error.code === 'EADDRINUSE'
-          ? `${host}:${port} is already in use. Stop what listens there (for Ollama: start it on another port with OLLAMA_HOST=127.0.0.1:11435 ollama serve) or pick another --listen.`
-          : error.code === 'EACCES'
-            ? `no permission to listen on ${host}:${port}. Ports below 1024 need privileges; pick a higher one.`
-            : `cannot listen on ${host}:${port}: ${error.message}`;
-      reject(new McptapError('LISTEN_FAILED', hint, { cause: error }));
-    });
-    server.listen(port, host, () => resolve());
-  }).catch(async (error: unknown) => {
+  await listen(server, host, port).catch(async (error: unknown) => {
     agent.destroy();
     const [at, atMono] = now();
     await inspection.close({ time: at, kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not listen: ${(error as Error).message}` }, at, atMono);
     throw error;
   });
   server.on('error', (error) => warn(`the proxy's listening socket failed: ${error.message}`));
-
   const address = server.address();
-  actualPort = typeof address === 'object' && address ? address.port : port;
-  const exposed = nonLoopbackWarning(host, actualPort);
+  tap.port = typeof address === 'object' && address ? address.port : port;
+  const exposed = nonLoopbackWarning(host, tap.port);
   if (exposed) warn(exposed);
-  const urlHost = host.includes(':') ? `[${host}]` : host;
-  const url = `http://${urlHost}:${actualPort}`;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${tap.port}`;
   inspection.record({
     time: started.getTime(),
     kind: 'lifecycle',
@@ -346,34 +225,170 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     listen: url,
     cwd: options.cwd ?? process.cwd(),
   });
-
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Open streams (SSE, keep-alive) would hold close() forever: end them, and wait until each socket has
-      // closed, so the exchanges they carried have recorded how they ended.
-      await Promise.all(
-        [...sockets].map(
-          (socket) =>
-            new Promise<void>((resolve) => {
-              socket.once('close', () => resolve());
-              socket.destroy();
-            }),
-        ),
-      );
-      await closed;
-      agent.destroy();
-      proxy.close();
-      // The inspector lets the decoders of the last chunks finish, ends the sessions, then writes this record.
-      const [at, atMono] = now();
-      const durationMs = Math.round(atMono - startMono);
-      await inspection.close({ time: at, kind: 'lifecycle', event: 'close', durationMs, msg: `mcptap stops listening on ${url} after ${durationMs} ms.` }, at, atMono);
-    })();
-    return closing;
-  };
+  const close = (): Promise<void> => (closing ??= closeTap(tap, server, sockets, agent, url, startMono));
+  return { url, host, port: tap.port, target, logFile, session, close };
+}
 
-  return { url, host, port: actualPort, target, logFile, session, close };
+/** One request: refused (--strict-host), or relayed with its copy handed to the inspection. */
+function relayExchange(tap: HttpTapContext, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const { inspection } = tap;
+  const refused = refusal(tap, req);
+  if (refused !== undefined) {
+    const body = JSON.stringify({ error: `mcptap refused this request: ${refused}` });
+    res.writeHead(403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+    return;
+  }
+  const x = inspection.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, ...now());
+  const t: Tracked = { x, settled: false };
+  tap.tracked.set(req, t);
+  relayRequest(req, res, tap.relayTarget, {
+    request: (proxyReq) => (t.proxyReq = proxyReq),
+    response: (proxyRes) => copyResponse(tap, proxyRes, t, res),
+    error: (error) => answerProxyError(tap, error, req, res),
+  });
+  // Registered after the relay's pipe, so each chunk is written upstream before the tap sees it.
+  req.on('data', (chunk: Buffer) => inspection.requestData(x, chunk, Date.now(), performance.now()));
+  req.on('end', () => inspection.requestEnd(x, ...now(), trailersOf(req)));
+  res.on('close', () => {
+    if (res.writableFinished || t.settled) return;
+    // The client went away first: stop the upstream work it asked for (an LLM generating, an SSE stream).
+    t.settled = true;
+    const [at, atMono] = now();
+    t.proxyReq?.destroy();
+    inspection.fail(x, 'client-aborted', { name: 'Error', code: 'ECONNRESET', message: 'the client closed the connection before the response ended' }, at, atMono);
+  });
+}
+
+/** The upstream's answer: its head, chunks and end go to the inspection as the relay forwards them. */
+function copyResponse(tap: HttpTapContext, proxyRes: http.IncomingMessage, t: Tracked, res: http.ServerResponse): void {
+  const { inspection } = tap;
+  const { x } = t;
+  inspection.responseHead(x, proxyRes.statusCode ?? 0, proxyRes.headers, ...now());
+  proxyRes.on('data', (chunk: Buffer) => inspection.responseData(x, chunk, Date.now(), performance.now()));
+  proxyRes.on('end', () => {
+    if (t.settled) return;
+    t.settled = true;
+    inspection.responseEnd(x, ...now(), trailersOf(proxyRes));
+  });
+  // An IncomingMessage with no 'error' listener would crash the process when the upstream resets.
+  proxyRes.on('error', () => {});
+  proxyRes.on('close', () => {
+    if (proxyRes.complete || t.settled) return;
+    // The upstream broke off mid-body: end the client's connection too, rather than leave it waiting.
+    t.settled = true;
+    inspection.fail(x, 'upstream-reset', { name: 'Error', code: 'ECONNRESET', message: 'the upstream closed the connection before the response ended' }, ...now());
+    res.destroy();
+  });
+}
+
+/** The upstream could not be reached or broke off: the exchange's record says so, the client gets a 502. */
+function answerProxyError(tap: HttpTapContext, error: NodeJS.ErrnoException, req: http.IncomingMessage, res: http.ServerResponse | Duplex): void {
+  const t = tap.tracked.get(req);
+  const [at, atMono] = now();
+  if (t && !t.settled) {
+    t.settled = true;
+    const headersSent = res instanceof http.ServerResponse ? res.headersSent : true;
+    // Could not connect at all, or connected and then lost the connection.
+    const outcome = headersSent || !isConnectError(error) ? 'upstream-reset' : 'upstream-unreachable';
+    const err = { name: error.name, message: error.message, ...(error.code ? { code: error.code } : {}) };
+    tap.inspection.fail(t.x, outcome, err, at, atMono);
+  }
+  if (!(res instanceof http.ServerResponse) || res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const target = tap.target;
+  const body = JSON.stringify({
+    error: isConnectError(error)
+      ? `mcptap could not reach the upstream ${target}: ${error.code ?? error.message}. Is the server running, and is --target right?`
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? `the upstream ${target} answered with response headers larger than mcptap relays (${MAX_HEADER_BYTES / 1024} KiB in all).`
+        : `the upstream ${target} closed the connection before answering (${error.code ?? error.message}).`,
+    target,
+    cause: { code: error.code, message: error.message },
+  });
+  res.writeHead(502, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** With --strict-host, the reason to refuse this request (and a record saying so), else undefined. */
+function refusal(tap: HttpTapContext, req: http.IncomingMessage): string | undefined {
+  if (!tap.options.strictHost) return undefined;
+  const verdict = checkHostHeader(req.headers, { port: tap.port, allowedHosts: [tap.host] });
+  if (verdict.ok) return undefined;
+  tap.inspection.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `Refused ${req.method ?? 'GET'} ${redactPathQuery(req.url ?? '/')} (--strict-host): ${verdict.reason}` });
+  return verdict.reason;
+}
+
+/** A WebSocket upgrade: relayed by http-proxy, its messages tapped (ws.ts). */
+function relayUpgrade(tap: HttpTapContext, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+  if (refusal(tap, req) !== undefined) {
+    socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    return;
+  }
+  const x = tap.inspection.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, ...now());
+  const t: Tracked = { x, settled: false };
+  tap.tracked.set(req, t);
+  socket.on('error', () => {});
+  tapWebSocket({ proxy: tap.proxy, req, socket, head, x, inspection: tap.inspection, tracked: t });
+}
+
+/**
+ * A malformed request from a client: answer it as Node would, without crashing the proxy. A head too big to
+ * relay is said plainly, to the client and in the log (no exchange began: there is no request to log).
+ */
+function answerClientError(tap: HttpTapContext, error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    const sentence = `mcptap refused a request whose headers are larger than it relays (${MAX_HEADER_BYTES / 1024} KiB in all); the upstream never saw it.`;
+    tap.inspection.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: `Refused a request with HTTP 431: ${sentence}` });
+    const body = JSON.stringify({ error: sentence });
+    if (socket.writable) socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    else socket.destroy();
+    return;
+  }
+  if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  else socket.destroy();
+}
+
+/** Listen, or reject with a sentence that says what to do. */
+function listen(server: http.Server, host: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const hint =
+        error.code === 'EADDRINUSE'
+          ? `${host}:${port} is already in use. Stop what listens there (for Ollama: start it on another port with OLLAMA_HOST=127.0.0.1:11435 ollama serve) or pick another --listen.`
+          : error.code === 'EACCES'
+            ? `no permission to listen on ${host}:${port}. Ports below 1024 need privileges; pick a higher one.`
+            : `cannot listen on ${host}:${port}: ${error.message}`;
+      reject(new McptapError('LISTEN_FAILED', hint, { cause: error }));
+    });
+    server.listen(port, host, () => resolve());
+  });
+}
+
+/** Stop listening, end open connections, then let the inspector write the close record and flush the log. */
+async function closeTap(tap: HttpTapContext, server: http.Server, sockets: Set<Duplex>, agent: http.Agent, url: string, startMono: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Open streams (SSE, keep-alive) would hold close() forever: end them, and wait until each socket has
+  // closed, so the exchanges they carried have recorded how they ended.
+  await Promise.all(
+    [...sockets].map(
+      (socket) =>
+        new Promise<void>((resolve) => {
+          socket.once('close', () => resolve());
+          socket.destroy();
+        }),
+    ),
+  );
+  await closed;
+  agent.destroy();
+  tap.proxy.close();
+  // The inspector lets the decoders of the last chunks finish, ends the sessions, then writes this record.
+  const [at, atMono] = now();
+  const durationMs = Math.round(atMono - startMono);
+  await tap.inspection.close({ time: at, kind: 'lifecycle', event: 'close', durationMs, msg: `mcptap stops listening on ${url} after ${durationMs} ms.` }, at, atMono);
 }
 
 /**

@@ -185,6 +185,9 @@ export class ThreadChannel implements Channel {
   /** Bytes and calls posted (mod 2^32), against the thread's counts. */
   private posted = 0;
   private postedCalls = 0;
+  /** The thread's count of bytes taken in, as last read (it only grows), and whether it had started. */
+  private takenSeen = 0;
+  private startedSeen = false;
   private failed = false;
   private finishing = false;
   private readonly exited: Promise<void>;
@@ -238,13 +241,22 @@ export class ThreadChannel implements Channel {
 
   postChunk(kind: number, subject: number, chunk: Buffer, time: number, mono: number): boolean {
     if (this.failed) return true;
-    const backlog = (this.posted - Atomics.load(this.shared, SLOT.taken)) >>> 0;
-    const bound = this.started ? this.options.maxBacklogBytes : Math.max(this.options.maxBacklogBytes, MAX_STARTING_BACKLOG_BYTES);
-    if (backlog + chunk.length > bound) return false;
+    // The backlog as of the thread's count last read can only be more than it is now: while that fits, the
+    // shared counter need not be read again (the relay does this for every chunk).
+    if (((this.posted - this.takenSeen) >>> 0) + chunk.length > this.bound()) {
+      this.takenSeen = Atomics.load(this.shared, SLOT.taken);
+      if (((this.posted - this.takenSeen) >>> 0) + chunk.length > this.bound()) return false;
+    }
     this.posted = (this.posted + chunk.length) | 0;
     this.batch.addChunk(kind, subject, chunk, time, mono);
     this.queued();
     return true;
+  }
+
+  /** The backlog bound: larger until the thread has started, so a burst at start-up is not lost to its load. */
+  private bound(): number {
+    this.startedSeen ||= this.started;
+    return this.startedSeen ? this.options.maxBacklogBytes : Math.max(this.options.maxBacklogBytes, MAX_STARTING_BACKLOG_BYTES);
   }
 
   postNow(call: readonly unknown[]): void {
