@@ -901,7 +901,8 @@ export class Redactor {
       if (/^\s*[{[]/.test(payload)) {
         try {
           const parsed: unknown = JSON.parse(payload);
-          const redacted = this.redactStreamed(tails, parsed, '', this.passesPrescreen(payload));
+          // Whatever the dialect: every string of each event is a streamed field (as in redactSse).
+          const redacted = this.redactStreamed(tails, parsed, '', this.passesPrescreen(payload), true);
           if (redacted !== parsed) next = JSON.stringify(redacted);
         } catch {
           next = this.redactText(payload);

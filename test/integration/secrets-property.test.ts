@@ -154,10 +154,11 @@ describe('planted secrets: none in any log or export, all in the traffic', () =>
       req.on('end', () => {
         const { text, split } = JSON.parse(body) as { text: string; split: number };
         res.writeHead(200, { 'content-type': 'text/event-stream' });
+        // A dialect mcptap knows nothing of: the streamed text sits under a key of its own.
         for (const piece of [text.slice(0, split), text.slice(split)]) {
-          res.write(`event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', delta: { type: 'text_delta', text: piece } })}\n\n`);
+          res.write(`event: part\ndata: ${JSON.stringify({ kind: 'part', payload: { seq: 1, fragment: piece } })}\n\n`);
         }
-        res.end('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+        res.end('event: end\ndata: {"kind":"end"}\n\n');
       });
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -177,7 +178,7 @@ describe('planted secrets: none in any log or export, all in the traffic', () =>
         req.end(JSON.stringify({ text, split }));
       });
       // What the client gets, reassembled, is the text with its secret whole.
-      const joined = [...got.matchAll(/"text":"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`) as string).join('');
+      const joined = [...got.matchAll(/"fragment":"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`) as string).join('');
       expect(joined).toBe(text);
       all += joined;
     }
