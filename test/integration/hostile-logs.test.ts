@@ -6,29 +6,17 @@
  * 2 when nothing could be read, otherwise the command's own answer over what could.
  * Spawns bin/mcptap.js: build first (npm test does).
  */
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/temp-dir.js';
+import { mcptap } from '../support/mcptap-cli.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/mcptap.js');
 const CLEAN = resolve(import.meta.dirname, '../../fixtures/captures/roundtrip/weather.ndjson');
-const exec = promisify(execFile);
 
-/** Runs mcptap with its stdin ended (a replay's client that says nothing); fails the test if it hangs. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const run = exec(process.execPath, [BIN, ...args], { timeout: 30_000, maxBuffer: 64 * 1024 * 1024 });
-  run.child.stdin?.end();
-  try {
-    return { code: 0, ...(await run) };
-  } catch (error) {
-    const e = error as { code: number | string; stdout: string; stderr: string; killed?: boolean };
-    if (e.killed) throw new Error(`mcptap ${args.join(' ')} hung`);
-    return { code: Number(e.code), stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (...args: string[]) => mcptap(args);
 
 /** The commands that read logs, each as a function of the log paths; `replay` gets no client (stdin ends). */
 const COMMANDS: [string, (logs: string[]) => string[]][] = [

@@ -7,25 +7,23 @@
  *
  * Spawns bin/mcptap.js, which runs the built dist/: build first (npm test does).
  */
-import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { readAllRecords, replay, startHttpTap, type LogRecord } from '../../src/index.js';
 import { buildHttpExchanges, planExchange } from '../../src/replay/http-script.js';
 import { startHttpCli } from '../support/http-cli.js';
+import { mcptap } from '../support/mcptap-cli.js';
 // @ts-expect-error — a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
 
 type Rec = LogRecord & Record<string, unknown>;
 type Upstream = { url: string; close(): Promise<void> };
-const run = promisify(execFile);
 
 // Credential-shaped values built at run time, so this file itself holds no key-looking literal.
 const ANTHROPIC_KEY = ['sk', 'ant', 'api03', 'Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0EdCbA'].join('-');
@@ -82,15 +80,7 @@ async function runClients(baseUrl: string): Promise<Record<string, unknown>> {
   return out;
 }
 
-async function check(dir: string): Promise<{ code: number; stdout: string }> {
-  try {
-    const { stdout } = await run(process.execPath, ['bin/mcptap.js', 'check', dir]);
-    return { code: 0, stdout };
-  } catch (error) {
-    const e = error as { code: number; stdout: string };
-    return { code: e.code, stdout: e.stdout };
-  }
-}
+const check = (dir: string) => mcptap(['check', dir]);
 
 describe('@anthropic-ai/sdk and @google/genai through mcptap http', () => {
   let upstream: Upstream;

@@ -5,8 +5,6 @@
  * `mcptap http` (the CLI) from a scripted upstream that ends 0, 1, 5 and 50 ms after `[DONE]`: no error record,
  * `check` passes; a stream cut before `[DONE]` still fails. Spawns bin/mcptap.js: build first (npm test does).
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI7 from 'openai7';
 import OpenAI6 from 'openai';
@@ -15,8 +13,8 @@ import { replay } from '../../src/replay/replay.js';
 import { startHttpCli, type HttpCli } from '../support/http-cli.js';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm.js';
 import { tempDir } from '../support/temp-dir.js';
+import { mcptap } from '../support/mcptap-cli.js';
 
-const run = promisify(execFile);
 const GAPS = [0, 1, 5, 50];
 const ROUNDS = 2;
 
@@ -32,15 +30,7 @@ async function streamToolCall(client: Client): Promise<string> {
   return args;
 }
 
-async function check(dir: string): Promise<{ code: number; stdout: string }> {
-  try {
-    const { stdout } = await run(process.execPath, ['bin/mcptap.js', 'check', dir]);
-    return { code: 0, stdout };
-  } catch (error) {
-    const e = error as { code: number; stdout: string };
-    return { code: e.code, stdout: e.stdout };
-  }
-}
+const check = (dir: string) => mcptap(['check', dir]);
 
 describe.each([
   ['openai 7.x', OpenAI7],
