@@ -10,7 +10,7 @@
  * gives one warning on stderr and every later record is dropped quietly while the relay goes on. The write
  * queue is bounded, so a slow disk costs records, not memory.
  */
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { Channel } from '../types.js';
 import { AppendFile } from './append-file.js';
 export { logsBacklogged, whenLogsDrained } from './append-file.js';
@@ -32,6 +32,20 @@ const QUEUE_ALLOWANCE: Partial<Record<RecordDraft['kind'], number>> = { lifecycl
  * whose folder was removed succeed and go nowhere, so only a look at the path tells.
  */
 const PRESENCE_CHECK_MS = 1000;
+
+/**
+ * True when `file` is no longer there (it or its folder removed). A folder made unreadable says nothing of the
+ * sort: the open file is still written, so that is not gone.
+ */
+function isGone(file: string): boolean {
+  try {
+    statSync(file);
+    return false;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR';
+  }
+}
 
 /** Largest amount of unwritten log text held in memory before records are dropped. */
 const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
@@ -185,7 +199,7 @@ export class LogWriter implements RecordSink {
     this.presenceCheckedAt = time;
     if (!this.destination || this.reopened) return;
     const file = this.rotating ? this.rotating.currentFile : this.file;
-    if (existsSync(file)) return;
+    if (!isGone(file)) return;
     this.reopened = true;
     let ok: boolean;
     if (this.rotating) ok = this.rotating.reopen();

@@ -131,6 +131,24 @@ describe('a log folder removed mid-session', () => {
     expect(records.filter((r) => r.kind === 'stderr').map((r) => (r as { text: string }).text)).toEqual(['line 1', 'line 2', 'line 3', 'line 4', 'line 5']);
   });
 
+  it('a folder made read-only mid-session is no reason to stop: the open log goes on, without a warning', async () => {
+    const dir = tempDir('mcptap-readonly-');
+    const file = join(dir, 'x.ndjson');
+    const warnings: string[] = [];
+    const writer = new LogWriter({ file, session: 's', channel: 'stdio', label: 'x', warn: (m) => warnings.push(m) });
+    const t0 = Date.now();
+    writer.write({ time: t0, kind: 'lifecycle', event: 'start', msg: 'start' });
+    chmodSync(dir, 0o500);
+    try {
+      for (let i = 1; i <= 3; i++) writer.write({ time: t0 + 1000 * i, kind: 'stderr', dir: 's2c', text: `line ${i}`, bytes: 6, msg: `line ${i}` });
+      await writer.close();
+    } finally {
+      chmodSync(dir, 0o700);
+    }
+    expect(warnings).toEqual([]);
+    expect((await readAllRecords([file])).map((r) => r.kind)).toEqual(['lifecycle', 'stderr', 'stderr', 'stderr']);
+  });
+
   it('says plainly when the folder cannot be made again', async () => {
     // A file where the folder was stops even root from making it again.
     const parent = tempDir('mcptap-gone-');
