@@ -269,8 +269,8 @@ export class HttpMatcher {
       const i = same ? this.nextUnused(same) : undefined;
       if (i !== undefined) return this.take(i);
     }
-    const what = rpc ? `${live.method} ${pathKey(live.path)} (JSON-RPC ${rpc.method})` : `${live.method} ${pathKey(live.path)}`;
     const shownPath = pathKey(live.path);
+    const what = rpc ? `${live.method} ${shownPath} (JSON-RPC ${rpc.method})` : `${live.method} ${shownPath}`;
     const message = this.paths.has(`${live.method} ${shownPath}`)
       ? `${what} with this body is not in the capture: the recorded requests to ${shownPath} had other bodies${this.ignore.size ? '' : ' (--ignore FIELD leaves out fields such as timestamps)'}.`
       : `${what} is not in the capture: nothing was recorded for that method and path.`;
