@@ -53,14 +53,28 @@ export function relayRequest(req: http.IncomingMessage, res: http.ServerResponse
   };
   // TLS names the server it expects by the target's host, whatever Host the client sent.
   if (url.protocol === 'https:' && isIP(options.hostname as string) === 0) options.servername = options.hostname as string;
-  const proxyReq = (url.protocol === 'https:' ? https : http).request(options);
+  let proxyReq: http.ClientRequest;
+  try {
+    proxyReq = (url.protocol === 'https:' ? https : http).request(options);
+  } catch (error) {
+    // A header Node's parser let in but its client will not send (a character it refuses): a 502, not a crash.
+    hooks.error(error as NodeJS.ErrnoException);
+    req.resume();
+    return;
+  }
   hooks.request(proxyReq);
   proxyReq.on('error', (error: NodeJS.ErrnoException) => hooks.error(error));
   proxyReq.on('response', (proxyRes) => {
     // A wire adds nothing: Node would put a Date of its own on every response.
     res.sendDate = false;
     res.removeHeader('connection');
-    res.writeHead(proxyRes.statusCode ?? 502, proxyRes.statusMessage, proxyRes.rawHeaders as unknown as http.OutgoingHttpHeaders);
+    try {
+      res.writeHead(proxyRes.statusCode ?? 502, proxyRes.statusMessage, proxyRes.rawHeaders as unknown as http.OutgoingHttpHeaders);
+    } catch (error) {
+      proxyRes.resume();
+      hooks.error(error as NodeJS.ErrnoException);
+      return;
+    }
     proxyRes.pipe(res, { end: false });
     proxyRes.on('end', () => {
       if (proxyRes.rawTrailers.length > 0) res.addTrailers(pairs(proxyRes.rawTrailers));
