@@ -200,8 +200,10 @@ export class McpSession {
           this.clientRequests++;
           if (message.method === 'server/discover') this.discoverRequests++;
         }
-        if (meta) this.readEnvelope(draft, requestMeta(meta));
-        if (ROUND_METHODS.has(message.method) && params) {
+        const envelope = meta ? requestMeta(meta) : undefined;
+        if (envelope) this.readEnvelope(draft, envelope);
+        // Multi-round-trip calls exist from 2026-07-28 on; only those requests keep their params for the retry.
+        if (envelope?.protocolVersion !== undefined && ROUND_METHODS.has(message.method) && params) {
           open.params = params;
           if (isRetry(params)) this.continueCall(draft, open, params);
         }
@@ -434,8 +436,7 @@ export class McpSession {
   }
 
   /** A 2026-07-28 request's `_meta`: its revision on the record, and the client's identity once per session. */
-  private readEnvelope(draft: RequestDraft, envelope: RequestMeta | undefined): void {
-    if (!envelope) return;
+  private readEnvelope(draft: RequestDraft, envelope: RequestMeta): void {
     if (envelope.protocolVersion !== undefined) {
       draft.protocolVersion = envelope.protocolVersion;
       if (!KNOWN_REVISIONS.has(envelope.protocolVersion)) draft.msg = `${draft.msg} It names protocol ${envelope.protocolVersion}, a revision this version of mcptap does not know; relayed as is.`;
