@@ -154,18 +154,24 @@ export async function startup(subject, runs = 10, env = process.env) {
   return { medianMs: times[Math.floor(times.length / 2)] };
 }
 
-/** Peak RSS (MB) of the relay process while one `megabytes` MB frame passes through (Linux: /proc VmHWM). */
-export async function peakRssOneFrame(subject, megabytes = 100) {
-  const child = start(subject);
+/** Samples the peak RSS of process `pid` (Linux: /proc VmHWM) until stop(), which gives it in MB. */
+function watchPeakRss(pid) {
   let peakKb = 0;
   const poll = setInterval(() => {
     try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
       if (m) peakKb = Math.max(peakKb, Number(m[1]));
     } catch {
       // the process has gone
     }
   }, 20);
+  return { stop: () => (clearInterval(poll), peakKb / 1024) };
+}
+
+/** Peak RSS (MB) of the relay process while one `megabytes` MB frame passes through (Linux: /proc VmHWM). */
+export async function peakRssOneFrame(subject, megabytes = 100) {
+  const child = start(subject);
+  const peak = watchPeakRss(child.pid);
   const size = megabytes * 1024 * 1024;
   let received = 0;
   const done = new Promise((resolve) => {
@@ -181,9 +187,9 @@ export async function peakRssOneFrame(subject, megabytes = 100) {
   child.stdin.write('\n');
   await done;
   await new Promise((resolve) => setTimeout(resolve, 60));
-  clearInterval(poll);
+  const peakRssMb = peak.stop();
   await stop(child);
-  return { peakRssMb: peakKb / 1024 };
+  return { peakRssMb };
 }
 
 /**
@@ -193,15 +199,7 @@ export async function peakRssOneFrame(subject, megabytes = 100) {
  */
 export async function flood(subject, requests = 200_000) {
   const child = start(subject);
-  let peakKb = 0;
-  const poll = setInterval(() => {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (m) peakKb = Math.max(peakKb, Number(m[1]));
-    } catch {
-      // the process has gone
-    }
-  }, 20);
+  const peak = watchPeakRss(child.pid);
   const lines = [];
   for (let i = 0; i < requests; i++) lines.push(`{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"text":"flood ${i}"}}}\n`);
   const data = Buffer.from(lines.join(''));
@@ -215,9 +213,9 @@ export async function flood(subject, requests = 200_000) {
   const exited = new Promise((resolve) => child.once('exit', () => resolve(process.hrtime.bigint())));
   child.stdin.end(data);
   const end = await exited;
-  clearInterval(poll);
+  const floodPeakRssMb = peak.stop();
   const ms = (a, b) => Number(b - a) / 1e6;
-  return { floodLastByteMs: lastByte ? ms(begin, lastByte) : undefined, floodExitAfterMs: lastByte ? ms(lastByte, end) : undefined, floodTotalMs: ms(begin, end), floodPeakRssMb: peakKb / 1024 };
+  return { floodLastByteMs: lastByte ? ms(begin, lastByte) : undefined, floodExitAfterMs: lastByte ? ms(lastByte, end) : undefined, floodTotalMs: ms(begin, end), floodPeakRssMb };
 }
 
 /** Frames (request records) in the newest log of `logDir`. */
