@@ -14,6 +14,7 @@
 import type { LlmToolCall, LlmToolResult, LlmUsage } from '../log/schema.js';
 import {
   appendBounded,
+  buildReply,
   contentText,
   errorText,
   errorTypeOf,
@@ -198,15 +199,18 @@ export class AnthropicReplyAssembler implements LlmReplyAssembler {
       if (block.id !== undefined) call.id = block.id;
       toolCalls.push(call);
     }
-    const reply: LlmReply = { content: this.content, toolCalls, chunkCount: this.chunkCount };
-    if (this.model !== undefined) reply.model = this.model;
-    if (this.thinking) reply.thinking = this.thinking;
-    if (this.finishReason !== undefined) reply.finishReason = this.finishReason;
-    if (this.usage) reply.usage = this.usage;
-    if (this.error !== undefined) reply.error = this.error;
-    if (this.errorType !== undefined) reply.errorType = this.errorType;
-    if (isAtCap(this.content) || isAtCap(this.thinking) || toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.blocks.size >= MAX_REPLY_TOOL_CALLS) reply.truncated = true;
-    return reply;
+    return buildReply({
+      model: this.model,
+      content: this.content,
+      thinking: this.thinking,
+      toolCalls,
+      finishReason: this.finishReason,
+      usage: this.usage,
+      error: this.error,
+      errorType: this.errorType,
+      chunkCount: this.chunkCount,
+      truncated: isAtCap(this.content) || isAtCap(this.thinking) || toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.blocks.size >= MAX_REPLY_TOOL_CALLS,
+    });
   }
 
   private startBlock(o: Record<string, unknown>, info: LlmChunkInfo): void {

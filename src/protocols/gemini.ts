@@ -10,6 +10,7 @@
 import type { LlmToolCall, LlmToolResult, LlmUsage } from '../log/schema.js';
 import {
   appendBounded,
+  buildReply,
   contentText,
   errorText,
   errorTypeOf,
@@ -207,15 +208,18 @@ export class GeminiReplyAssembler implements LlmReplyAssembler {
   }
 
   result(): LlmReply {
-    const reply: LlmReply = { content: this.content, toolCalls: this.toolCalls, chunkCount: this.chunkCount };
-    if (this.model !== undefined) reply.model = this.model;
-    if (this.thinking) reply.thinking = this.thinking;
-    if (this.finishReason !== undefined) reply.finishReason = this.finishReason;
-    if (this.usage) reply.usage = this.usage;
-    if (this.error !== undefined) reply.error = this.error;
-    if (this.errorType !== undefined) reply.errorType = this.errorType;
-    if (isAtCap(this.content) || isAtCap(this.thinking) || this.toolCalls.length >= MAX_REPLY_TOOL_CALLS) reply.truncated = true;
-    return reply;
+    return buildReply({
+      model: this.model,
+      content: this.content,
+      thinking: this.thinking,
+      toolCalls: this.toolCalls,
+      finishReason: this.finishReason,
+      usage: this.usage,
+      error: this.error,
+      errorType: this.errorType,
+      chunkCount: this.chunkCount,
+      truncated: isAtCap(this.content) || isAtCap(this.thinking) || this.toolCalls.length >= MAX_REPLY_TOOL_CALLS,
+    });
   }
 
   private addPart(part: Record<string, unknown> | undefined, info: LlmChunkInfo): void {

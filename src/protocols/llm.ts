@@ -83,6 +83,34 @@ export function appendBounded(text: string, piece: string): string {
   return joined.length > MAX_REPLY_CHARS ? joined.slice(0, MAX_REPLY_CHARS) : joined;
 }
 
+/** What an assembler has gathered, as `buildReply` turns it into an LlmReply. */
+export interface ReplyParts {
+  model: string | undefined;
+  content: string;
+  thinking: string;
+  toolCalls: LlmToolCall[];
+  finishReason: string | undefined;
+  usage: LlmUsage | undefined;
+  error: string | undefined;
+  errorType?: string | undefined;
+  chunkCount: number;
+  /** True when a part reached its cap (isAtCap) or the reply its most tool calls. */
+  truncated: boolean;
+}
+
+/** An LlmReply with the fields that are unknown (or, for thinking, empty) left out. */
+export function buildReply(parts: ReplyParts): LlmReply {
+  const reply: LlmReply = { content: parts.content, toolCalls: parts.toolCalls, chunkCount: parts.chunkCount };
+  if (parts.model !== undefined) reply.model = parts.model;
+  if (parts.thinking) reply.thinking = parts.thinking;
+  if (parts.finishReason !== undefined) reply.finishReason = parts.finishReason;
+  if (parts.usage) reply.usage = parts.usage;
+  if (parts.error !== undefined) reply.error = parts.error;
+  if (parts.errorType !== undefined) reply.errorType = parts.errorType;
+  if (parts.truncated) reply.truncated = true;
+  return reply;
+}
+
 /** Reassembles one reply from its stream, chunk by chunk. */
 export interface LlmReplyAssembler {
   /** One NDJSON line or SSE event's data (with the SSE event type, if any). */

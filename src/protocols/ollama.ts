@@ -8,6 +8,7 @@
 import type { LlmToolCall, LlmUsage } from '../log/schema.js';
 import {
   appendBounded,
+  buildReply,
   isAtCap,
   MAX_REPLY_TOOL_CALLS,
   errorText,
@@ -114,13 +115,16 @@ export class OllamaReplyAssembler implements LlmReplyAssembler {
   }
 
   result(): LlmReply {
-    const reply: LlmReply = { content: this.content, toolCalls: this.toolCalls, chunkCount: this.chunkCount };
-    if (this.model !== undefined) reply.model = this.model;
-    if (this.thinking) reply.thinking = this.thinking;
-    if (this.finishReason !== undefined) reply.finishReason = this.finishReason;
-    if (this.usage) reply.usage = this.usage;
-    if (this.error !== undefined) reply.error = this.error;
-    if (isAtCap(this.content) || isAtCap(this.thinking) || this.toolCalls.length >= MAX_REPLY_TOOL_CALLS) reply.truncated = true;
-    return reply;
+    return buildReply({
+      model: this.model,
+      content: this.content,
+      thinking: this.thinking,
+      toolCalls: this.toolCalls,
+      finishReason: this.finishReason,
+      usage: this.usage,
+      error: this.error,
+      chunkCount: this.chunkCount,
+      truncated: isAtCap(this.content) || isAtCap(this.thinking) || this.toolCalls.length >= MAX_REPLY_TOOL_CALLS,
+    });
   }
 }

@@ -8,6 +8,7 @@
 import type { LlmToolCall, LlmUsage } from '../log/schema.js';
 import {
   appendBounded,
+  buildReply,
   isAtCap,
   MAX_REPLY_TOOL_CALLS,
   contentText,
@@ -130,14 +131,17 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
       if (call.id !== undefined) joined.id = call.id;
       toolCalls.push(joined);
     }
-    const reply: LlmReply = { content: this.content, toolCalls, chunkCount: this.chunkCount };
-    if (this.model !== undefined) reply.model = this.model;
-    if (this.thinking) reply.thinking = this.thinking;
-    if (this.finishReason !== undefined) reply.finishReason = this.finishReason;
-    if (this.usage) reply.usage = this.usage;
-    if (this.error !== undefined) reply.error = this.error;
-    if (isAtCap(this.content) || isAtCap(this.thinking) || toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.partial.size >= MAX_REPLY_TOOL_CALLS) reply.truncated = true;
-    return reply;
+    return buildReply({
+      model: this.model,
+      content: this.content,
+      thinking: this.thinking,
+      toolCalls,
+      finishReason: this.finishReason,
+      usage: this.usage,
+      error: this.error,
+      chunkCount: this.chunkCount,
+      truncated: isAtCap(this.content) || isAtCap(this.thinking) || toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.partial.size >= MAX_REPLY_TOOL_CALLS,
+    });
   }
 
   private callCount(): number {
