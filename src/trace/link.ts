@@ -560,11 +560,12 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
   diagnostics.push(...mappingDiagnostics(modelCalls, ran, mappingOf));
   diagnostics.sort((a, b) => a.time - b.time);
 
+  // Counted in one pass each: a filter per session made a log of thousands of sessions quadratic.
+  const llmCalls = countBy(ordered, (x) => x.request!.session);
+  const toolCalls = countBy(mcpCalls, (c) => c.request.session);
   for (const s of sessions.values()) {
-    if (s.role === 'llm') {
-      s.llmCalls = ordered.filter((x) => x.request!.session === s.session).length;
-    }
-    if (s.role === 'mcp') s.toolCalls = mcpCalls.filter((c) => c.request.session === s.session).length;
+    if (s.role === 'llm') s.llmCalls = llmCalls.get(s.session) ?? 0;
+    if (s.role === 'mcp') s.toolCalls = toolCalls.get(s.session) ?? 0;
   }
   return { sessions: [...sessions.values()], turns, roundTrips, diagnostics };
 }
@@ -935,6 +936,12 @@ function sameText(a: string, b: string): boolean {
   return x === y || x.includes(y) || y.includes(x);
 }
 
+function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+}
+
 function offerDiagnostics(records: readonly LogRecord[], sessions: Map<string, TraceSession>, exchanges: Map<string, LlmExchange>, names: ToolNameMap): TraceDiagnostic[] {
   const out: TraceDiagnostic[] = [];
   const offeredToModel = new Set<string>();
@@ -942,22 +949,33 @@ function offerDiagnostics(records: readonly LogRecord[], sessions: Map<string, T
   const reached = new Set<string>();
   const mapped = new Set<string>();
   let firstOffer: LlmRequestRecord | undefined;
+  // An agent offers the same tools on every call: each distinct list is mapped once (once per call, with
+  // thousands of servers, was quadratic).
+  const mappedLists = new Set<string>();
   for (const x of exchanges.values()) {
     const tools = x.request?.tools ?? [];
+    if (x.request && x.request.tools.length > 0 && (!firstOffer || x.request.time < firstOffer.time)) firstOffer = x.request;
+    const list = tools.join('\u0000');
+    if (mappedLists.has(list)) continue;
+    mappedLists.add(list);
     for (const t of tools) offeredToModel.add(t);
     for (const [name, targets] of names.mapOffered(tools)) {
       if (targets.length > 0) mapped.add(name);
       for (const target of targets) for (const s of target.sessions) reached.add(`${s}\u0000${target.tool}`);
     }
-    if (x.request && x.request.tools.length > 0 && (!firstOffer || x.request.time < firstOffer.time)) firstOffer = x.request;
   }
   const servers = [...sessions.values()].filter((s) => s.role === 'mcp' && s.tools !== undefined);
   // Without structured tools sent to the model (no LLM log, or a host that describes tools in text) there is
   // nothing to compare.
   if (!firstOffer || servers.length === 0) return out;
+  // The first tools/list answer of each session, found in one pass (a search per server was quadratic).
+  let listedSeq: Map<string, number> | undefined;
   const listed = (s: TraceSession): number => {
-    const r = records.find((rec) => rec.session === s.session && rec.kind === 'response' && rec.method === 'tools/list');
-    return r?.seq ?? 0;
+    if (!listedSeq) {
+      listedSeq = new Map();
+      for (const rec of records) if (rec.kind === 'response' && rec.method === 'tools/list' && !listedSeq.has(rec.session)) listedSeq.set(rec.session, rec.seq);
+    }
+    return listedSeq.get(s.session) ?? 0;
   };
   for (const s of servers) {
     for (const tool of s.tools!) {
