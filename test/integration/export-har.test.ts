@@ -19,6 +19,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { runOllamaAgent, toolboxFrom } from '../../src/demo/agent.js';
 import type { HarEntry } from '../../src/export/har.js';
 import { harProblems } from '../support/har-1.2.js';
+import { CHROMIUM, HAVE_CHROMIUM } from '../support/chromium.js';
 // @ts-expect-error -- a plain .mjs fixture without type declarations
 import { startLlmUpstream } from '../../fixtures/llm-upstream.mjs';
 import { startHttpCli } from '../support/http-cli.js';
