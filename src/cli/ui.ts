@@ -2,10 +2,28 @@
  * `mcptap ui [--listen PORT] [LOG_DIR]`: the live view. Serves a page on 127.0.0.1 that shows every session in
  * the log folder — the past ones at once, running ones as they happen. A thin layer over startUiServer.
  */
+import { statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { resolveLogDir } from '../log/location.js';
 import { startUiServer } from '../ui/server.js';
 import { McptapError } from '../types.js';
 import { fail, type RegisterCommand } from './shared.js';
+
+/**
+ * A folder the user named must be one: the same rule as every reading command (exit 2, could not read). The
+ * default folder may not exist yet; the view waits for the first tap to write there.
+ */
+function refuseUnreadableFolder(given: string, logDir: string): void {
+  let info;
+  try {
+    info = statSync(logDir);
+  } catch {
+    throw new McptapError('LOG_NOT_FOUND', `There is no folder at ${given}. mcptap ui follows a folder of logs: give the one the taps write to (./logs by default), or leave it out.`);
+  }
+  if (!info.isDirectory()) {
+    throw new McptapError('NOT_A_LOG', `${given} is not a folder: mcptap ui follows a folder of logs (give ${dirname(logDir)}); to read one log, use mcptap view ${given}.`);
+  }
+}
 
 export const registerUi: RegisterCommand = (cli) =>
   cli.command(
@@ -21,9 +39,10 @@ export const registerUi: RegisterCommand = (cli) =>
       let server;
       try {
         const logDir = resolveLogDir(argv.logDir as string | undefined);
+        if (argv.logDir !== undefined) refuseUnreadableFolder(argv.logDir as string, logDir);
         server = await startUiServer({ logDir, listen: String(argv.listen) });
       } catch (error) {
-        fail(error, error instanceof McptapError && error.code.startsWith('BAD_') ? 2 : 1);
+        fail(error);
       }
       process.stderr.write(`mcptap: live view of ${server.logDir} at ${server.url} (${server.records} past records); Ctrl-C to stop\n`);
       let stopping = false;
