@@ -26,7 +26,7 @@ let known: KnownOptions | undefined;
 
 let cli = yargs(own)
   .scriptName('mcptap')
-  .usage('mcptap: see what your agent, your LLM and your MCP servers say to each other.\n\nUsage: $0 [options] <command> [args...]   wrap a stdio MCP server (-- before the command also works)\n       $0 <view|check|…> [options]       see the commands below')
+  .usage('mcptap: see what your agent, your LLM and your MCP servers say to each other.\n\nUsage: $0 [options] <command> [args...]   wrap a stdio MCP server (also: -- <command>)\n       $0 view|check|http|… [options]      the commands below')
   .version(MCPTAP_VERSION)
   .strict()
   .help()
