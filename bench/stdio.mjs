@@ -210,7 +210,8 @@ export async function flood(subject, requests = 200_000) {
     received += chunk.length;
     if (received >= data.length) lastByte ??= process.hrtime.bigint();
   });
-  const exited = new Promise((resolve) => child.once('exit', () => resolve(process.hrtime.bigint())));
+  // 'close', not 'exit': 'exit' may come before the last of the child's output has been read.
+  const exited = new Promise((resolve) => child.once('close', () => resolve(process.hrtime.bigint())));
   child.stdin.end(data);
   const end = await exited;
   const floodPeakRssMb = peak.stop();
