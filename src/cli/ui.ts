@@ -10,15 +10,16 @@ import { McptapError } from '../types.js';
 import { fail, type RegisterCommand } from './shared.js';
 
 /**
- * A folder the user named must be one: the same rule as every reading command (exit 2, could not read). The
- * default folder may not exist yet; the view waits for the first tap to write there.
+ * A live view follows a folder that may not exist yet (`mcptap ui logs/`, then the agent): a missing one is said
+ * once and waited for, as the default folder is. A file is refused (exit 2): `view` is what reads one log.
  */
-function refuseUnreadableFolder(given: string, logDir: string): void {
+function checkFolder(given: string, logDir: string): void {
   let info;
   try {
     info = statSync(logDir);
   } catch {
-    throw new McptapError('LOG_NOT_FOUND', `There is no folder at ${given}. mcptap ui follows a folder of logs: give the one the taps write to (./logs by default), or leave it out.`);
+    process.stderr.write(`mcptap: there is no folder at ${given} yet; the view shows its logs as soon as a tap writes there.\n`);
+    return;
   }
   if (!info.isDirectory()) {
     throw new McptapError('NOT_A_LOG', `${given} is not a folder: mcptap ui follows a folder of logs (give ${dirname(logDir)}); to read one log, use mcptap view ${given}.`);
@@ -39,7 +40,7 @@ export const registerUi: RegisterCommand = (cli) =>
       let server;
       try {
         const logDir = resolveLogDir(argv.logDir as string | undefined);
-        if (argv.logDir !== undefined) refuseUnreadableFolder(argv.logDir as string, logDir);
+        if (argv.logDir !== undefined) checkFolder(argv.logDir as string, logDir);
         server = await startUiServer({ logDir, listen: String(argv.listen) });
       } catch (error) {
         fail(error);
