@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 // Two projects so `npm run test:unit` stays instant while integration tests spawn real processes and sockets.
 export default defineConfig({
   test: {
+    // Test files mostly wait on child processes and sockets: two at a time on 2 cores (vitest's default there is one).
+    maxWorkers: 2,
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
       {
