@@ -70,8 +70,9 @@ describe('concurrent SDK v2 clients over stateless Streamable HTTP, through mcpt
       const city = /"city":"(\w+)"/.exec(String(request.raw))![1]!;
       expect(String(response.raw)).toContain(`${city}:`);
     }
-    // Each latency is measured from its own request (wall and monotonic clocks are read together for a frame).
-    for (const [request, response] of all) expect(Math.abs((response.latencyMs as number) - (response.time - request.time))).toBeLessThanOrEqual(1.5);
+    // Each latency is measured from its own request. The wall and monotonic clocks are read one after the other,
+    // and a thread preempted between the two on a busy machine moves them a few ms apart; a mis-pair is caught above.
+    for (const [request, response] of all) expect(Math.abs((response.latencyMs as number) - (response.time - request.time))).toBeLessThanOrEqual(10);
   });
 
   it('has no false duplicate, no pending, and check passes', () => {
