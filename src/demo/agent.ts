@@ -247,7 +247,7 @@ async function streamOpenAi(openai: OpenAiClient, body: Omit<import('openai').Op
 }
 
 /**
- * Clients mcptap does not install with itself (the Anthropic SDK is 29 MB; @google/genai needs Node 22 and runs an
+ * Clients mcptap does not install with itself (they are large, and @google/genai declares Node 22 and runs an
  * install script): `--client anthropic|gemini` uses them when they are installed next to mcptap.
  */
 const NOT_INSTALLED: Record<string, string> = { '@anthropic-ai/sdk': 'anthropic', '@google/genai': 'gemini' };
