@@ -209,7 +209,7 @@ export class AnthropicReplyAssembler implements LlmReplyAssembler {
       error: this.error,
       errorType: this.errorType,
       chunkCount: this.chunkCount,
-      truncated: isAtCap(this.content) || isAtCap(this.thinking) || toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.blocks.size >= MAX_REPLY_TOOL_CALLS,
+      toolsCapped: toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.blocks.size >= MAX_REPLY_TOOL_CALLS,
     });
   }
 

@@ -14,7 +14,6 @@ import {
   contentText,
   errorText,
   errorTypeOf,
-  isAtCap,
   MAX_REPLY_TOOL_CALLS,
   parseJson,
   previewPrompt,
@@ -218,7 +217,7 @@ export class GeminiReplyAssembler implements LlmReplyAssembler {
       error: this.error,
       errorType: this.errorType,
       chunkCount: this.chunkCount,
-      truncated: isAtCap(this.content) || isAtCap(this.thinking) || this.toolCalls.length >= MAX_REPLY_TOOL_CALLS,
+      toolsCapped: this.toolCalls.length >= MAX_REPLY_TOOL_CALLS,
     });
   }
 

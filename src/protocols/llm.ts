@@ -94,8 +94,8 @@ export interface ReplyParts {
   error: string | undefined;
   errorType?: string | undefined;
   chunkCount: number;
-  /** True when a part reached its cap (isAtCap) or the reply its most tool calls. */
-  truncated: boolean;
+  /** True when a tool call's arguments reached their cap or the reply its most tool calls (text is judged here). */
+  toolsCapped: boolean;
 }
 
 /** An LlmReply with the fields that are unknown (or, for thinking, empty) left out. */
@@ -107,7 +107,7 @@ export function buildReply(parts: ReplyParts): LlmReply {
   if (parts.usage) reply.usage = parts.usage;
   if (parts.error !== undefined) reply.error = parts.error;
   if (parts.errorType !== undefined) reply.errorType = parts.errorType;
-  if (parts.truncated) reply.truncated = true;
+  if (isAtCap(parts.content) || isAtCap(parts.thinking) || parts.toolsCapped) reply.truncated = true;
   return reply;
 }
 

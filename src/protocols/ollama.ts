@@ -9,7 +9,6 @@ import type { LlmToolCall, LlmUsage } from '../log/schema.js';
 import {
   appendBounded,
   buildReply,
-  isAtCap,
   MAX_REPLY_TOOL_CALLS,
   errorText,
   parseJson,
@@ -124,7 +123,7 @@ export class OllamaReplyAssembler implements LlmReplyAssembler {
       usage: this.usage,
       error: this.error,
       chunkCount: this.chunkCount,
-      truncated: isAtCap(this.content) || isAtCap(this.thinking) || this.toolCalls.length >= MAX_REPLY_TOOL_CALLS,
+      toolsCapped: this.toolCalls.length >= MAX_REPLY_TOOL_CALLS,
     });
   }
 }

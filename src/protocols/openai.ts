@@ -140,7 +140,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
       usage: this.usage,
       error: this.error,
       chunkCount: this.chunkCount,
-      truncated: isAtCap(this.content) || isAtCap(this.thinking) || toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.partial.size >= MAX_REPLY_TOOL_CALLS,
+      toolsCapped: toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.partial.size >= MAX_REPLY_TOOL_CALLS,
     });
   }
 
