@@ -14,7 +14,7 @@
 import type { LlmToolCall, LlmToolResult, LlmUsage } from '../log/schema.js';
 import {
   appendBounded,
-  buildReply,
+  ReplyParts,
   contentText,
   errorText,
   errorTypeOf,
@@ -131,31 +131,24 @@ const AGENT_TOOL_BLOCKS = new Set(['tool_use']);
 
 /** Reassembles an Anthropic reply from its SSE events' data, or from one non-streamed Message body. */
 export class AnthropicReplyAssembler implements LlmReplyAssembler {
-  private model: string | undefined;
-  private content = '';
-  private thinking = '';
+  private readonly parts = new ReplyParts();
   private readonly blocks = new Map<number, Block>();
-  private finishReason: string | undefined;
-  private usage: LlmUsage | undefined;
-  private error: string | undefined;
-  private errorType: string | undefined;
-  private chunkCount = 0;
 
   push(text: string, event?: string): LlmChunkInfo {
     if (text.trim() === '') return { content: false, chunk: false };
-    this.chunkCount++;
+    this.parts.chunkCount++;
     const o = asObject(parseJson(text));
     if (!o) {
       const error = `an event whose data is not a JSON object: ${shorten(text, 80)}`;
-      if (event === 'error') this.error = text;
+      if (event === 'error') this.parts.error = text;
       return { content: false, chunk: true, error: event === 'error' ? text : error };
     }
     const info: LlmChunkInfo = { content: false, chunk: true, json: o };
     switch (o.type ?? event) {
       case 'message_start': {
         const message = asObject(o.message);
-        if (typeof message?.model === 'string') this.model = message.model;
-        this.usage = anthropicUsage(message?.usage, this.usage);
+        if (typeof message?.model === 'string') this.parts.model = message.model;
+        this.parts.usage = anthropicUsage(message?.usage, this.parts.usage);
         break;
       }
       case 'content_block_start':
@@ -169,9 +162,9 @@ export class AnthropicReplyAssembler implements LlmReplyAssembler {
         break;
       case 'message_delta': {
         const delta = asObject(o.delta);
-        if (typeof delta?.stop_reason === 'string') this.finishReason = delta.stop_reason;
+        if (typeof delta?.stop_reason === 'string') this.parts.finishReason = delta.stop_reason;
         // Cumulative counts: the last message_delta has the final ones.
-        this.usage = anthropicUsage(o.usage, this.usage);
+        this.parts.usage = anthropicUsage(o.usage, this.parts.usage);
         break;
       }
       case 'message_stop':
@@ -199,18 +192,8 @@ export class AnthropicReplyAssembler implements LlmReplyAssembler {
       if (block.id !== undefined) call.id = block.id;
       toolCalls.push(call);
     }
-    return buildReply({
-      model: this.model,
-      content: this.content,
-      thinking: this.thinking,
-      toolCalls,
-      finishReason: this.finishReason,
-      usage: this.usage,
-      error: this.error,
-      errorType: this.errorType,
-      chunkCount: this.chunkCount,
-      toolsCapped: toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.blocks.size >= MAX_REPLY_TOOL_CALLS,
-    });
+    const capped = toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.blocks.size >= MAX_REPLY_TOOL_CALLS;
+    return this.parts.build(toolCalls, capped);
   }
 
   private startBlock(o: Record<string, unknown>, info: LlmChunkInfo): void {
@@ -260,32 +243,32 @@ export class AnthropicReplyAssembler implements LlmReplyAssembler {
   }
 
   private addText(text: string, info: LlmChunkInfo): void {
-    this.content = appendBounded(this.content, text);
+    this.parts.addContent(text);
     info.delta = (info.delta ?? '') + text;
     info.content = true;
   }
 
   private addThinking(text: string, info: LlmChunkInfo): void {
-    this.thinking = appendBounded(this.thinking, text);
+    this.parts.addThinking(text);
     info.thinking = (info.thinking ?? '') + text;
     info.content = true;
   }
 
   private fail(o: Record<string, unknown>, info: LlmChunkInfo, text: string): void {
     const type = errorTypeOf(o);
-    this.error = errorText(o) ?? text;
-    info.error = this.error;
+    this.parts.error = errorText(o) ?? text;
+    info.error = this.parts.error;
     if (type !== undefined) {
-      this.errorType = type;
+      this.parts.errorType = type;
       info.errorType = type;
     }
   }
 
   /** A whole Message object: its blocks, stop reason and usage. */
   private readMessage(o: Record<string, unknown>): void {
-    if (typeof o.model === 'string') this.model = o.model;
-    if (typeof o.stop_reason === 'string') this.finishReason = o.stop_reason;
-    this.usage = anthropicUsage(o.usage, this.usage);
+    if (typeof o.model === 'string') this.parts.model = o.model;
+    if (typeof o.stop_reason === 'string') this.parts.finishReason = o.stop_reason;
+    this.parts.usage = anthropicUsage(o.usage, this.parts.usage);
     const blocks = Array.isArray(o.content) ? o.content : [];
     const info: LlmChunkInfo = { content: false, chunk: true };
     blocks.forEach((b, index) => this.startBlock({ index, content_block: b }, info));

@@ -9,8 +9,7 @@
  */
 import type { LlmToolCall, LlmToolResult, LlmUsage } from '../log/schema.js';
 import {
-  appendBounded,
-  buildReply,
+  ReplyParts,
   contentText,
   errorText,
   errorTypeOf,
@@ -150,44 +149,37 @@ export function geminiUsage(value: unknown): LlmUsage | undefined {
 
 /** Reassembles a Gemini reply from its chunks (SSE events' data or JSON array elements), or from one body. */
 export class GeminiReplyAssembler implements LlmReplyAssembler {
-  private model: string | undefined;
-  private content = '';
-  private thinking = '';
+  private readonly parts = new ReplyParts();
   private readonly toolCalls: LlmToolCall[] = [];
-  private finishReason: string | undefined;
-  private usage: LlmUsage | undefined;
-  private error: string | undefined;
-  private errorType: string | undefined;
-  private chunkCount = 0;
 
   push(text: string): LlmChunkInfo {
     if (text.trim() === '') return { content: false, chunk: false };
-    this.chunkCount++;
+    this.parts.chunkCount++;
     const o = asObject(parseJson(text));
     if (!o) {
       const error = `a chunk that is not a JSON object: ${shorten(text, 80)}`;
-      this.error ??= error;
+      this.parts.error ??= error;
       return { content: false, chunk: true, error };
     }
     const error = errorText(o);
     if (error !== undefined) {
       const type = errorTypeOf(o);
-      this.error = error;
+      this.parts.error = error;
       const info: LlmChunkInfo = { content: false, chunk: true, error };
       if (type !== undefined) {
-        this.errorType = type;
+        this.parts.errorType = type;
         info.errorType = type;
       }
       return info;
     }
     const info: LlmChunkInfo = { content: false, chunk: true, json: o };
-    if (typeof o.modelVersion === 'string') this.model = o.modelVersion;
+    if (typeof o.modelVersion === 'string') this.parts.model = o.modelVersion;
     const usage = geminiUsage(o.usageMetadata);
-    if (usage) this.usage = usage;
+    if (usage) this.parts.usage = usage;
     const blocked = asObject(o.promptFeedback)?.blockReason;
     if (typeof blocked === 'string') {
       // The prompt itself was refused: no candidates come, and the stream ends here.
-      this.finishReason = blocked;
+      this.parts.finishReason = blocked;
       info.done = true;
     }
     const candidates = Array.isArray(o.candidates) ? o.candidates : [];
@@ -200,35 +192,24 @@ export class GeminiReplyAssembler implements LlmReplyAssembler {
     // A functionCall part arrives whole: its chunk completes it.
     if (this.toolCalls.length > calls) info.completedCalls = this.toolCalls.length;
     if (typeof candidate.finishReason === 'string') {
-      this.finishReason = candidate.finishReason;
+      this.parts.finishReason = candidate.finishReason;
       info.done = true;
     }
     return info;
   }
 
   result(): LlmReply {
-    return buildReply({
-      model: this.model,
-      content: this.content,
-      thinking: this.thinking,
-      toolCalls: this.toolCalls,
-      finishReason: this.finishReason,
-      usage: this.usage,
-      error: this.error,
-      errorType: this.errorType,
-      chunkCount: this.chunkCount,
-      toolsCapped: this.toolCalls.length >= MAX_REPLY_TOOL_CALLS,
-    });
+    return this.parts.build(this.toolCalls, this.toolCalls.length >= MAX_REPLY_TOOL_CALLS);
   }
 
   private addPart(part: Record<string, unknown> | undefined, info: LlmChunkInfo): void {
     if (!part) return;
     if (typeof part.text === 'string' && part.text) {
       if (part.thought === true) {
-        this.thinking = appendBounded(this.thinking, part.text);
+        this.parts.addThinking(part.text);
         info.thinking = (info.thinking ?? '') + part.text;
       } else {
-        this.content = appendBounded(this.content, part.text);
+        this.parts.addContent(part.text);
         info.delta = (info.delta ?? '') + part.text;
       }
       info.content = true;

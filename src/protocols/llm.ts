@@ -83,32 +83,40 @@ export function appendBounded(text: string, piece: string): string {
   return joined.length > MAX_REPLY_CHARS ? joined.slice(0, MAX_REPLY_CHARS) : joined;
 }
 
-/** What an assembler has gathered, as `buildReply` turns it into an LlmReply. */
-export interface ReplyParts {
+/** What an assembler has gathered beside its tool calls; `build` turns it into an LlmReply. */
+export class ReplyParts {
   model: string | undefined;
-  content: string;
-  thinking: string;
-  toolCalls: LlmToolCall[];
+  content = '';
+  thinking = '';
   finishReason: string | undefined;
   usage: LlmUsage | undefined;
   error: string | undefined;
-  errorType?: string | undefined;
-  chunkCount: number;
-  /** True when a tool call's arguments reached their cap or the reply its most tool calls (text is judged here). */
-  toolsCapped: boolean;
-}
+  errorType: string | undefined;
+  chunkCount = 0;
 
-/** An LlmReply with the fields that are unknown (or, for thinking, empty) left out. */
-export function buildReply(parts: ReplyParts): LlmReply {
-  const reply: LlmReply = { content: parts.content, toolCalls: parts.toolCalls, chunkCount: parts.chunkCount };
-  if (parts.model !== undefined) reply.model = parts.model;
-  if (parts.thinking) reply.thinking = parts.thinking;
-  if (parts.finishReason !== undefined) reply.finishReason = parts.finishReason;
-  if (parts.usage) reply.usage = parts.usage;
-  if (parts.error !== undefined) reply.error = parts.error;
-  if (parts.errorType !== undefined) reply.errorType = parts.errorType;
-  if (isAtCap(parts.content) || isAtCap(parts.thinking) || parts.toolsCapped) reply.truncated = true;
-  return reply;
+  addContent(piece: string): void {
+    this.content = appendBounded(this.content, piece);
+  }
+
+  addThinking(piece: string): void {
+    this.thinking = appendBounded(this.thinking, piece);
+  }
+
+  /**
+   * The reply, with the fields that are unknown (or, for thinking, empty) left out. `toolsCapped`: a tool
+   * call's arguments reached their cap or the reply its most tool calls (the text's caps are judged here).
+   */
+  build(toolCalls: LlmToolCall[], toolsCapped: boolean): LlmReply {
+    const reply: LlmReply = { content: this.content, toolCalls, chunkCount: this.chunkCount };
+    if (this.model !== undefined) reply.model = this.model;
+    if (this.thinking) reply.thinking = this.thinking;
+    if (this.finishReason !== undefined) reply.finishReason = this.finishReason;
+    if (this.usage) reply.usage = this.usage;
+    if (this.error !== undefined) reply.error = this.error;
+    if (this.errorType !== undefined) reply.errorType = this.errorType;
+    if (isAtCap(this.content) || isAtCap(this.thinking) || toolsCapped) reply.truncated = true;
+    return reply;
+  }
 }
 
 /** Reassembles one reply from its stream, chunk by chunk. */

@@ -7,8 +7,7 @@
  */
 import type { LlmToolCall, LlmUsage } from '../log/schema.js';
 import {
-  appendBounded,
-  buildReply,
+  ReplyParts,
   MAX_REPLY_TOOL_CALLS,
   errorText,
   parseJson,
@@ -59,43 +58,37 @@ export function ollamaUsage(chunk: Record<string, unknown>): LlmUsage | undefine
 
 /** Reassembles an Ollama reply from its NDJSON lines (a non-streamed body is one such object). */
 export class OllamaReplyAssembler implements LlmReplyAssembler {
-  private model: string | undefined;
-  private content = '';
-  private thinking = '';
+  private readonly parts = new ReplyParts();
   private toolCalls: LlmToolCall[] = [];
-  private finishReason: string | undefined;
-  private usage: LlmUsage | undefined;
-  private error: string | undefined;
-  private chunkCount = 0;
 
   push(text: string): LlmChunkInfo {
     if (text.trim() === '') return { content: false, chunk: false };
-    this.chunkCount++;
+    this.parts.chunkCount++;
     const json = parseJson(text);
     const o = asObject(json);
     if (!o) {
       const error = `a line that is not a JSON object: ${shorten(text, 80)}`;
-      this.error ??= error;
+      this.parts.error ??= error;
       return { content: false, chunk: true, error };
     }
     const error = errorText(o);
     if (error !== undefined) {
-      this.error = error;
+      this.parts.error = error;
       return { content: false, chunk: true, error };
     }
-    if (typeof o.model === 'string') this.model = o.model;
+    if (typeof o.model === 'string') this.parts.model = o.model;
     const info: LlmChunkInfo = { content: false, chunk: true, json: o };
     const message = asObject(o.message);
     // /api/chat puts text in message.content; /api/generate in response.
     const delta = typeof message?.content === 'string' ? message.content : typeof o.response === 'string' ? o.response : '';
     const thinking = typeof message?.thinking === 'string' ? message.thinking : typeof o.thinking === 'string' ? o.thinking : '';
     if (delta) {
-      this.content = appendBounded(this.content, delta);
+      this.parts.addContent(delta);
       info.delta = delta;
       info.content = true;
     }
     if (thinking) {
-      this.thinking = appendBounded(this.thinking, thinking);
+      this.parts.addThinking(thinking);
       info.thinking = thinking;
       info.content = true;
     }
@@ -107,23 +100,13 @@ export class OllamaReplyAssembler implements LlmReplyAssembler {
     }
     if (o.done === true) {
       info.done = true;
-      if (typeof o.done_reason === 'string') this.finishReason = o.done_reason;
-      this.usage = ollamaUsage(o);
+      if (typeof o.done_reason === 'string') this.parts.finishReason = o.done_reason;
+      this.parts.usage = ollamaUsage(o);
     }
     return info;
   }
 
   result(): LlmReply {
-    return buildReply({
-      model: this.model,
-      content: this.content,
-      thinking: this.thinking,
-      toolCalls: this.toolCalls,
-      finishReason: this.finishReason,
-      usage: this.usage,
-      error: this.error,
-      chunkCount: this.chunkCount,
-      toolsCapped: this.toolCalls.length >= MAX_REPLY_TOOL_CALLS,
-    });
+    return this.parts.build(this.toolCalls, this.toolCalls.length >= MAX_REPLY_TOOL_CALLS);
   }
 }

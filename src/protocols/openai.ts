@@ -8,7 +8,7 @@
 import type { LlmToolCall, LlmUsage } from '../log/schema.js';
 import {
   appendBounded,
-  buildReply,
+  ReplyParts,
   isAtCap,
   MAX_REPLY_TOOL_CALLS,
   contentText,
@@ -58,41 +58,35 @@ interface PartialCall {
 
 /** Reassembles an OpenAI-compatible reply from its SSE events' data, or from one non-streamed JSON body. */
 export class OpenAiReplyAssembler implements LlmReplyAssembler {
-  private model: string | undefined;
-  private content = '';
-  private thinking = '';
+  private readonly parts = new ReplyParts();
   /** Streamed tool-call fragments, joined by index. */
   private partial = new Map<number, PartialCall>();
   /** Whole tool calls (non-streamed bodies, Responses API items). */
   private whole: LlmToolCall[] = [];
-  private finishReason: string | undefined;
-  private usage: LlmUsage | undefined;
-  private error: string | undefined;
-  private chunkCount = 0;
   /** Tool calls complete so far, in result() order (see LlmChunkInfo.completedCalls). */
   private completed = 0;
 
   push(text: string, event?: string): LlmChunkInfo {
     if (text.trim() === '') return { content: false, chunk: false };
-    this.chunkCount++;
+    this.parts.chunkCount++;
     if (text.trim() === '[DONE]') return this.complete({ content: false, chunk: true, done: true }, this.callCount());
     const json = parseJson(text);
     const o = asObject(json);
     if (!o) {
       const error = `an event whose data is not a JSON object: ${shorten(text, 80)}`;
-      if (event === 'error') this.error = text;
+      if (event === 'error') this.parts.error = text;
       return { content: false, chunk: true, error: event === 'error' ? text : error };
     }
     const error = errorText(o) ?? (event === 'error' || o.type === 'error' ? (typeof o.message === 'string' ? o.message : text) : undefined);
     if (error !== undefined && (event === 'error' || o.type === 'error' || !('choices' in o))) {
-      this.error = error;
+      this.parts.error = error;
       return { content: false, chunk: true, error };
     }
-    if (typeof o.model === 'string') this.model = o.model;
+    if (typeof o.model === 'string') this.parts.model = o.model;
     if (typeof o.type === 'string' && o.type.startsWith('response.')) return this.pushResponsesEvent(o);
     const info: LlmChunkInfo = { content: false, chunk: true, json: o };
     const usage = openAiUsage(o.usage);
-    if (usage) this.usage = usage;
+    if (usage) this.parts.usage = usage;
     const choices = Array.isArray(o.choices) ? o.choices : [];
     // Only the first choice is reassembled: agents ask for one (n = 1).
     const choice = asObject(choices.find((c) => (asObject(c)?.index ?? 0) === 0) ?? choices[0]);
@@ -113,11 +107,11 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
       if (Array.isArray(message.tool_calls)) for (const call of message.tool_calls) if (this.whole.length < MAX_REPLY_TOOL_CALLS) this.whole.push(toolCallOf(call));
     }
     if (typeof choice.finish_reason === 'string') {
-      this.finishReason = choice.finish_reason;
+      this.parts.finishReason = choice.finish_reason;
       this.complete(info, this.callCount());
     } else if (typeof choice.text === 'string' && choice.text) {
       // /v1/completions
-      this.content = appendBounded(this.content, choice.text);
+      this.parts.addContent(choice.text);
       info.delta = choice.text;
       info.content = true;
     }
@@ -131,17 +125,8 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
       if (call.id !== undefined) joined.id = call.id;
       toolCalls.push(joined);
     }
-    return buildReply({
-      model: this.model,
-      content: this.content,
-      thinking: this.thinking,
-      toolCalls,
-      finishReason: this.finishReason,
-      usage: this.usage,
-      error: this.error,
-      chunkCount: this.chunkCount,
-      toolsCapped: toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.partial.size >= MAX_REPLY_TOOL_CALLS,
-    });
+    const capped = toolCalls.some((c) => isAtCap(c.argumentsRaw)) || this.partial.size >= MAX_REPLY_TOOL_CALLS;
+    return this.parts.build(toolCalls, capped);
   }
 
   private callCount(): number {
@@ -159,14 +144,14 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
 
   private addText(part: Record<string, unknown>, info: LlmChunkInfo): void {
     if (typeof part.content === 'string' && part.content) {
-      this.content = appendBounded(this.content, part.content);
+      this.parts.addContent(part.content);
       info.delta = part.content;
       info.content = true;
     }
     // Reasoning models served through OpenAI-compatible APIs (vLLM, DeepSeek, Ollama) put thinking here.
     const reasoning = typeof part.reasoning_content === 'string' ? part.reasoning_content : typeof part.reasoning === 'string' ? part.reasoning : '';
     if (reasoning) {
-      this.thinking = appendBounded(this.thinking, reasoning);
+      this.parts.addThinking(reasoning);
       info.thinking = reasoning;
       info.content = true;
     }
@@ -194,7 +179,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
     switch (o.type) {
       case 'response.output_text.delta':
         if (typeof o.delta === 'string') {
-          this.content = appendBounded(this.content, o.delta);
+          this.parts.addContent(o.delta);
           info.delta = o.delta;
           info.content = true;
         }
@@ -202,7 +187,7 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
         if (typeof o.delta === 'string') {
-          this.thinking = appendBounded(this.thinking, o.delta);
+          this.parts.addThinking(o.delta);
           info.thinking = o.delta;
           info.content = true;
         }
@@ -219,10 +204,10 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
       case 'response.failed': {
         info.done = true;
         const response = asObject(o.response);
-        if (typeof response?.model === 'string') this.model = response.model;
+        if (typeof response?.model === 'string') this.parts.model = response.model;
         const usage = openAiUsage(response?.usage);
-        if (usage) this.usage = usage;
-        if (typeof response?.status === 'string') this.finishReason = response.status;
+        if (usage) this.parts.usage = usage;
+        if (typeof response?.status === 'string') this.parts.finishReason = response.status;
         const output = Array.isArray(response?.output) ? response.output : [];
         for (const item of output) {
           const it = asObject(item);
@@ -230,14 +215,14 @@ export class OpenAiReplyAssembler implements LlmReplyAssembler {
             const call: LlmToolCall = { name: String(it.name ?? ''), ...toolArguments(it.arguments) };
             if (typeof it.call_id === 'string') call.id = it.call_id;
             if (this.whole.length < MAX_REPLY_TOOL_CALLS) this.whole.push(call);
-          } else if (it?.type === 'message' && !this.content) {
-            this.content = contentText(it.content);
+          } else if (it?.type === 'message' && !this.parts.content) {
+            this.parts.content = contentText(it.content);
           }
         }
         this.complete(info, this.callCount());
         const err = errorText(response);
         if (o.type === 'response.failed' && err !== undefined) {
-          this.error = err;
+          this.parts.error = err;
           info.error = err;
         }
         break;
