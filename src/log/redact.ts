@@ -474,10 +474,13 @@ interface StreamTail {
 const JSON_PAIR = /"((?:[^"\\\n]|\\u00[0-9a-fA-F]{2}){1,100})"(\s*:\s*)("(?:[^"\\]|\\.)*(?:"|$)|-?\d[\d.eE+-]*|true|false)/g;
 /** The same one level down: JSON text inside a JSON string, where quotes are escaped (`\"key\":\"value\"`). */
 const ESCAPED_JSON_PAIR = /\\"([^"\\\n]{1,100})\\"(\s*:\s*)(\\"(?:[^"\\]|\\\\)*(?:\\"|$)|-?\d[\d.eE+-]*|true|false)/g;
-/** `key=value`, `key: value` and `--key value` in free text (stderr lines, command lines, prose); built per Redactor. */
+/**
+ * `key=value`, `key: value` and `--key value` in free text (stderr lines, command lines, prose); built per Redactor.
+ * A key name right after a `/` is the last part of a path (`cannot start /etc/passwd: …`), not a key.
+ */
 function textPairRe(extraKeySource: string): RegExp {
   const words = `${KEY_WORDS}|pass|pwd|auth${extraKeySource ? `|${extraKeySource}` : ''}`;
-  return new RegExp(String.raw`(?<![\w-])(--?)?([\w.%-]{0,40}(?:${words})[\w.%-]{0,20})(\s*[=:]\s*|\s+)(?!\[redacted\])([^\s"',;&]+)`, 'gi');
+  return new RegExp(String.raw`(?<![\w/-])(--?)?([\w.%-]{0,40}(?:${words})[\w.%-]{0,20})(\s*[=:]\s*|\s+)(?!\[redacted\])([^\s"',;&]+)`, 'gi');
 }
 
 /** Keys of streamed text whose pieces arrive split across chunks. */

@@ -54,7 +54,10 @@ describe('redactText: credential-shaped values', () => {
   });
 
   it('does not touch ordinary text that only looks a little like a key', () => {
-    for (const text of ['task-list-abcdefghijklmnopqrstuv', 'the bearer of bad news', 'bearer tokens are short-lived', 'desk-lamp', 'max_tokens=4096 is plenty', 'progressToken: 3']) {
+    const texts = ['task-list-abcdefghijklmnopqrstuv', 'the bearer of bad news', 'bearer tokens are short-lived', 'desk-lamp', 'max_tokens=4096 is plenty', 'progressToken: 3'];
+    // A path's last part is no key: the message of `mcptap -- /etc/passwd` says what went wrong.
+    texts.push('mcptap could not start /etc/passwd: permission denied', 'open ./secrets/api_key: no such file');
+    for (const text of texts) {
       expect(r.redactText(text), text).toBe(text);
     }
   });
@@ -64,6 +67,8 @@ describe('redactText: credential-shaped values', () => {
     expect(r.redactText('API_KEY: abc123 loaded')).toBe('API_KEY: [redacted] loaded');
     expect(r.redactText('started with --api-key abc123')).toBe('started with --api-key [redacted]');
     expect(r.redactText('the token is valid')).toBe('the token is valid');
+    expect(r.redactText('/srv/app --password=hunter2')).toBe('/srv/app --password=[redacted]');
+    expect(r.redactText('GET /login?password=hunter2')).toBe('GET /login?password=[redacted]');
   });
 
   it('hides secret keys inside JSON text that does not parse (a frame cut at --max-body)', () => {
