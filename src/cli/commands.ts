@@ -1,8 +1,6 @@
 /**
- * The commands, each loaded only when a command line needs it. A command file loads its part of the library as
- * it is imported, and loading every one of them for any command cost `mcptap replay`, which hosts start as a
- * stand-in server, about a quarter of its start-up (measured, spawn to the answer to `initialize`: 412–426 ms
- * with all of them loaded, 290–302 ms with its own alone).
+ * The commands, each loaded only when a command line needs it: loading them all cost `mcptap replay`, which
+ * hosts start as a stand-in server, about a quarter of its start-up (docs/benchmarks.md, "Start-up").
  */
 import type { RegisterCommand } from './shared.js';
 

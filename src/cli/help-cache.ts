@@ -1,9 +1,7 @@
 /**
  * yargs renders the whole help text each time a command starts, and caches it for a handler that might call
- * showHelp later: string-width and wrap-ansi over every option, 60–90 ms on 2 cores before `mcptap http`
- * listens or `mcptap replay` answers the host that started it (measured, spawn to listening: 364–391 ms
- * without it, 447–470 ms with). No mcptap handler shows help (`--help` and failures render their own), so the
- * cache is left empty.
+ * showHelp later: a cost paid before `mcptap http` listens or `mcptap replay` answers (docs/benchmarks.md,
+ * "Start-up"). No mcptap handler shows help (`--help` and failures render their own), so the cache stays empty.
  *
  * The hook is yargs' internal API (yargs is pinned in package.json; a test checks the hook still works). Where
  * it is not there, yargs does as it did.
