@@ -6,7 +6,7 @@
  */
 import { setPriority } from 'node:os';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { CHUNK_CALL_WIDTH, EXIT_WAIT_MS, FIRST_REPORT_SLOT, SLOT, type ChannelWorkerData, type CreateInspector, type Inspector, type PostedBatch } from './channel.js';
+import { CHUNK_CALL_WIDTH, EXIT_WAIT_MS, FIRST_REPORT_SLOT, SLOT, readRing, type ChannelWorkerData, type CreateInspector, type Inspector, type PostedBatch } from './channel.js';
 import { flushOpenWriters, logsBacklogged, whenLogsDrained } from '../log/writer.js';
 import { keepYoungGenerationsSmallNow } from './young-generation.js';
 
@@ -22,27 +22,23 @@ const SLICE_BYTES = 512 * 1024;
 
 /** A posted batch, read call by call; chunk calls come as `[kind, subject, bytes, time, mono]`. */
 class BatchReader {
-  readonly bytes: number;
   private readonly numbers: Float64Array;
-  private readonly data: Buffer;
   private index = 0;
   private runLeft = 0;
   private chunkAt = 0;
-  private chunkStart = 0;
 
-  constructor(readonly batch: PostedBatch) {
+  constructor(
+    readonly batch: PostedBatch,
+    private readonly ring: Buffer,
+  ) {
     this.numbers = batch.chunkCalls ? new Float64Array(batch.chunkCalls) : new Float64Array(0);
-    this.data = batch.bytes ? Buffer.from(batch.bytes) : Buffer.alloc(0);
-    let bytes = 0;
-    for (let i = 2; i < this.numbers.length; i += CHUNK_CALL_WIDTH) bytes = Math.max(bytes, this.numbers[i]!);
-    this.bytes = bytes;
   }
 
   get done(): boolean {
     return this.runLeft === 0 && this.index >= this.batch.calls.length;
   }
 
-  /** The next call and the bytes of traffic it carries, or undefined after the last. */
+  /** The next call and the bytes of traffic it carries (read out of the ring), or undefined after the last. */
   next(): { call: unknown[]; bytes: number } | undefined {
     if (this.runLeft === 0) {
       if (this.index >= this.batch.calls.length) return undefined;
@@ -54,23 +50,22 @@ class BatchReader {
     const n = this.numbers;
     const at = this.chunkAt;
     this.chunkAt += CHUNK_CALL_WIDTH;
-    const end = n[at + 2]!;
-    // A copy of its own: whatever keeps a chunk (a partial line, a body's head) must not keep the whole batch.
-    const chunk = Buffer.from(this.data.subarray(this.chunkStart, end));
-    this.chunkStart = end;
-    return { call: [n[at], n[at + 1], chunk, n[at + 3], n[at + 4]], bytes: chunk.length };
+    const chunk = readRing(this.ring, n[at + 2]!, n[at + 3]!);
+    return { call: [n[at], n[at + 1], chunk, n[at + 4], n[at + 5]], bytes: chunk.length };
   }
 
   /** Chunk calls and their bytes not yet read. */
   left(): { chunks: number; bytes: number } {
     let chunks = this.runLeft;
     for (let i = this.index; i < this.batch.calls.length; i++) if (typeof this.batch.calls[i] === 'number') chunks += this.batch.calls[i] as number;
-    return { chunks, bytes: this.bytes - this.chunkStart };
+    let bytes = 0;
+    for (let i = this.chunkAt + 3; i < chunks * CHUNK_CALL_WIDTH + this.chunkAt; i += CHUNK_CALL_WIDTH) bytes += this.numbers[i]!;
+    return { chunks, bytes };
   }
 }
 
 /** Serve the channel on `port` with `inspector`. */
-export function serve(port: MessagePort, inspector: Inspector, counters: Int32Array): void {
+export function serve(port: MessagePort, inspector: Inspector, counters: Int32Array, ring: Buffer): void {
   yieldToTheTraffic();
   const pending: BatchReader[] = [];
   let scheduled = false;
@@ -154,7 +149,7 @@ export function serve(port: MessagePort, inspector: Inspector, counters: Int32Ar
     Atomics.notify(counters, SLOT.exitWritten);
   };
   port.on('message', (batch: PostedBatch) => {
-    pending.push(new BatchReader(batch));
+    pending.push(new BatchReader(batch, ring));
     if (batch.atExit) writeBeforeExit();
     else schedule();
   });
@@ -177,5 +172,5 @@ if (parentPort) {
   if (data.keepYoungGenerationSmall) void keepYoungGenerationsSmallNow();
   const module = (await import(new URL(`./${data.inspector}.js`, import.meta.url).href)) as { createInspector: CreateInspector };
   const inspector = module.createInspector(data.config as never, (notice) => port.postMessage({ notice }));
-  serve(port, inspector, new Int32Array(data.shared));
+  serve(port, inspector, new Int32Array(data.shared), Buffer.from(data.ring));
 }

@@ -3,11 +3,10 @@
  * arrays, in traffic order) and never waits; the inspector carries them out on an inspection thread
  * (channel-thread.ts), or inline on this thread when the caller wants the records here (a sink, onRecord).
  *
- * Calls are batched for BATCH_DELAY_MS and posted as one message: every post wakes the thread, and on a small
- * machine the wakes cost the relay more than the work. A chunk of traffic travels as five numbers in a moved
- * Float64Array, its bytes copied into one moved buffer as it is queued (the relay's buffer can then go at once).
- * The backlog is bounded: past `maxBacklogBytes` not yet taken in by the thread, postChunk refuses the copy and
- * the tap logs what it skipped. The traffic never waits for the channel.
+ * A chunk's bytes are copied once, into a ring of shared memory the thread reads them from; the ring is the
+ * backlog's bound: a copy that does not fit is refused, and the tap logs what it skipped. The calls are batched
+ * for BATCH_DELAY_MS and posted as one message, a chunk's call as six numbers: every post wakes the thread, and
+ * on a small machine the wakes cost the relay more than the work. The traffic never waits for the channel.
  */
 import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
@@ -17,8 +16,6 @@ import { youngGenerationKeptSmall } from './young-generation.js';
 export const BATCH_DELAY_MS = 50;
 /** A batch holding this many bytes of copies is posted at once. */
 export const MAX_BATCH_BYTES = 1024 * 1024;
-/** While the thread is still starting, a larger backlog is allowed: a burst at start-up is not lost to its load. */
-export const MAX_STARTING_BACKLOG_BYTES = 64 * 1024 * 1024;
 /** How long a process that exits without closing its taps waits for each thread to write its log. */
 export const EXIT_WAIT_MS = 1000;
 
@@ -27,8 +24,8 @@ export const SLOT = { taken: 0, done: 1, ready: 2, exitWritten: 3, stop: 4 } as 
 /** The inspector's reported figures (Inspector.report) follow the channel's own slots. */
 export const FIRST_REPORT_SLOT = 5;
 
-/** The numbers of one chunk call: kind, subject, end of its bytes in the batch, time, mono. */
-export const CHUNK_CALL_WIDTH = 5;
+/** The numbers of one chunk call: kind, subject, where its bytes start in the ring, their length, time, mono. */
+export const CHUNK_CALL_WIDTH = 6;
 
 /** What any inspector offers the channel, on whichever thread it runs. */
 export interface Inspector {
@@ -72,20 +69,18 @@ export interface PostedBatch {
   /** The calls in order: an array is one call, a number `n` the next `n` chunk calls. */
   calls: unknown[];
   chunkCalls?: ArrayBuffer;
-  /** The chunks' bytes end to end (room may follow); each chunk call says where its bytes end. */
-  bytes?: ArrayBuffer;
   /** The last call (Channel.finish): close the log after it. */
   last?: true;
   /** The process is exiting: carry out what there is time for and write the log synchronously. */
   atExit?: true;
 }
 
-/** The calls queued until their batch is posted. */
+/** The calls queued until their batch is posted; a chunk's bytes are already in the ring. */
 export class Batch {
   calls: unknown[] = [];
   private numbers = new Float64Array(256 * CHUNK_CALL_WIDTH);
   private count = 0;
-  private bytes: Buffer = Buffer.allocUnsafeSlow(0);
+  /** Bytes of the chunks in this batch. */
   size = 0;
 
   get empty(): boolean {
@@ -96,39 +91,35 @@ export class Batch {
     this.calls.push(call);
   }
 
-  addChunk(kind: number, subject: number, chunk: Buffer, time: number, mono: number): void {
-    if (this.size + chunk.length > this.bytes.length) this.bytes = grown(this.bytes, this.size, this.size + chunk.length);
-    chunk.copy(this.bytes, this.size);
-    this.size += chunk.length;
+  addChunk(kind: number, subject: number, at: number, length: number, time: number, mono: number): void {
     if ((this.count + 1) * CHUNK_CALL_WIDTH > this.numbers.length) {
       const more = new Float64Array(this.numbers.length * 2);
       more.set(this.numbers);
       this.numbers = more;
     }
-    const at = this.count * CHUNK_CALL_WIDTH;
+    const i = this.count * CHUNK_CALL_WIDTH;
     const numbers = this.numbers;
-    numbers[at] = kind;
-    numbers[at + 1] = subject;
-    numbers[at + 2] = this.size;
-    numbers[at + 3] = time;
-    numbers[at + 4] = mono;
+    numbers[i] = kind;
+    numbers[i + 1] = subject;
+    numbers[i + 2] = at;
+    numbers[i + 3] = length;
+    numbers[i + 4] = time;
+    numbers[i + 5] = mono;
     this.count++;
+    this.size += length;
     const last = this.calls.length - 1;
     if (typeof this.calls[last] === 'number') (this.calls[last] as number)++;
     else this.calls.push(1);
   }
 
-  /** The batch to post and the buffers it moves; this batch is empty again. */
+  /** The batch to post and the buffer it moves; this batch is empty again. */
   take(extra: Pick<PostedBatch, 'last' | 'atExit'> = {}): { batch: PostedBatch; transfer: ArrayBuffer[] } {
     const batch: PostedBatch = { calls: this.calls, ...extra };
     const transfer: ArrayBuffer[] = [];
     if (this.count > 0) {
-      // Moved whole, room unused after the last chunk included: slicing would copy them.
       batch.chunkCalls = this.numbers.buffer;
-      batch.bytes = this.bytes.buffer as ArrayBuffer;
-      transfer.push(batch.chunkCalls, batch.bytes);
+      transfer.push(batch.chunkCalls);
       this.numbers = new Float64Array(256 * CHUNK_CALL_WIDTH);
-      this.bytes = Buffer.allocUnsafeSlow(0);
     }
     this.calls = [];
     this.count = 0;
@@ -137,10 +128,60 @@ export class Batch {
   }
 }
 
-function grown(bytes: Buffer, used: number, need: number): Buffer {
-  const more = Buffer.allocUnsafeSlow(Math.max(need, Math.min(MAX_BATCH_BYTES, bytes.length * 2), 16 * 1024));
-  bytes.copy(more, 0, 0, used);
-  return more;
+/**
+ * The ring's writing end. Copies are read and released by the thread in the order they were written, so the
+ * bytes in use are the `used` bytes before `at`; once the thread has released them all, writing starts again
+ * at the ring's start, so only as much of the ring is ever touched as the largest backlog needed.
+ */
+export class RingWriter {
+  private readonly bytes: Buffer;
+  private at = 0;
+  /** Bytes written and released, each mod 2^32 (the thread counts releases in SLOT.taken). */
+  private written = 0;
+  private releasedSeen = 0;
+
+  constructor(
+    readonly ring: SharedArrayBuffer,
+    private readonly released: () => number,
+  ) {
+    this.bytes = Buffer.from(ring);
+  }
+
+  /** Bytes written and not yet released, as of the thread's count last read (never less than there are). */
+  private get used(): number {
+    return (this.written - this.releasedSeen) >>> 0;
+  }
+
+  /** Look at the thread's count again (once a batch, and when the ring seems full). */
+  refresh(): void {
+    this.releasedSeen = this.released();
+  }
+
+  /** Copy `chunk` in; where it starts, or -1 (nothing written) when it does not fit beside the bytes in use. */
+  write(chunk: Buffer): number {
+    const size = this.bytes.length;
+    if (this.used + chunk.length > size) {
+      this.refresh();
+      if (this.used + chunk.length > size) return -1;
+    }
+    if (this.used === 0) this.at = 0;
+    const start = this.at;
+    const first = Math.min(chunk.length, size - start);
+    chunk.copy(this.bytes, start, 0, first);
+    if (first < chunk.length) chunk.copy(this.bytes, 0, first);
+    this.at = (start + chunk.length) % size;
+    this.written = (this.written + chunk.length) | 0;
+    return start;
+  }
+}
+
+/** A chunk's bytes out of the ring, into a buffer of their own (they may wrap around its end). */
+export function readRing(ring: Buffer, at: number, length: number): Buffer {
+  const chunk = Buffer.allocUnsafe(length);
+  const first = Math.min(length, ring.length - at);
+  ring.copy(chunk, 0, at, at + first);
+  if (first < length) ring.copy(chunk, first, 0, length - first);
+  return chunk;
 }
 
 /**
@@ -158,6 +199,7 @@ export interface ChannelWorkerData {
   inspector: string;
   config: object;
   shared: SharedArrayBuffer;
+  ring: SharedArrayBuffer;
   keepYoungGenerationSmall: boolean;
 }
 
@@ -165,7 +207,7 @@ export interface ChannelOptions {
   inspector: 'stdio-inspector' | 'http-inspector';
   /** The inspector's config; its log fd stays this thread's, closed once the thread is done. */
   config: { fd?: number };
-  /** Copies are refused while more than this many bytes wait for the thread. */
+  /** The ring's size: copies are refused while they would not fit beside those waiting for the thread. */
   maxBacklogBytes: number;
   /** How many figures the inspector reports. */
   reports?: number;
@@ -180,14 +222,11 @@ let exitHookInstalled = false;
 export class ThreadChannel implements Channel {
   private readonly shared: Int32Array;
   private readonly worker: Worker;
+  private readonly ring: RingWriter;
   private batch = new Batch();
   private timer: NodeJS.Timeout | undefined;
-  /** Bytes and calls posted (mod 2^32), against the thread's counts. */
-  private posted = 0;
+  /** Calls posted (mod 2^32), against the thread's count. */
   private postedCalls = 0;
-  /** The thread's count of bytes taken in, as last read (it only grows), and whether it had started. */
-  private takenSeen = 0;
-  private startedSeen = false;
   private failed = false;
   private finishing = false;
   private readonly exited: Promise<void>;
@@ -195,11 +234,14 @@ export class ThreadChannel implements Channel {
   constructor(private readonly options: ChannelOptions) {
     const shared = new SharedArrayBuffer(4 * (FIRST_REPORT_SLOT + (options.reports ?? 0)));
     this.shared = new Int32Array(shared);
+    const ring = new SharedArrayBuffer(options.maxBacklogBytes);
+    this.ring = new RingWriter(ring, () => Atomics.load(this.shared, SLOT.taken));
     const workerData: ChannelWorkerData = {
       inspector: options.inspector,
       // A worker may not close a descriptor this thread opened: finish() closes it.
       config: { ...options.config, closeFd: false },
       shared,
+      ring,
       keepYoungGenerationSmall: youngGenerationKeptSmall(),
     };
     this.worker = startWorker(workerScript('channel-thread'), workerData);
@@ -241,22 +283,13 @@ export class ThreadChannel implements Channel {
 
   postChunk(kind: number, subject: number, chunk: Buffer, time: number, mono: number): boolean {
     if (this.failed) return true;
-    // The backlog as of the thread's count last read can only be more than it is now: while that fits, the
-    // shared counter need not be read again (the relay does this for every chunk).
-    if (((this.posted - this.takenSeen) >>> 0) + chunk.length > this.bound()) {
-      this.takenSeen = Atomics.load(this.shared, SLOT.taken);
-      if (((this.posted - this.takenSeen) >>> 0) + chunk.length > this.bound()) return false;
-    }
-    this.posted = (this.posted + chunk.length) | 0;
-    this.batch.addChunk(kind, subject, chunk, time, mono);
+    // Once a batch: what the thread has released lets the ring start over from its beginning.
+    if (this.batch.empty) this.ring.refresh();
+    const at = this.ring.write(chunk);
+    if (at === -1) return false;
+    this.batch.addChunk(kind, subject, at, chunk.length, time, mono);
     this.queued();
     return true;
-  }
-
-  /** The backlog bound: larger until the thread has started, so a burst at start-up is not lost to its load. */
-  private bound(): number {
-    this.startedSeen ||= this.started;
-    return this.startedSeen ? this.options.maxBacklogBytes : Math.max(this.options.maxBacklogBytes, MAX_STARTING_BACKLOG_BYTES);
   }
 
   postNow(call: readonly unknown[]): void {

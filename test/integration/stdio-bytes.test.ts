@@ -176,7 +176,7 @@ describe('a client writing without a final newline, and lone CRs', () => {
 
 describe('a burst of 64 KiB frames once the inspection thread runs', () => {
   const KIB_64 = 64 * 1024;
-  test('every frame comes back and is logged whole, both ways, packed into the spares the thread sent ahead', async () => {
+  test('every frame comes back and is logged whole, both ways, copied through the channel\u2019s ring', async () => {
     const logDir = join(root, 'burst');
     const child = spawn(process.execPath, ['bin/mcptap.js', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let received = 0;
@@ -192,7 +192,7 @@ describe('a burst of 64 KiB frames once the inspection thread runs', () => {
         echoed = resolve;
         child.stdin.write(data);
       });
-    // First a ping, until its record is in the log: the thread has started, and sent its spares as it did.
+    // First a ping, until its record is in the log: the thread has started.
     await sendAndWait(Buffer.from('{"jsonrpc":"2.0","id":0,"method":"ping"}\n'));
     for (let tries = 0; tries < 50 && !(await readAllRecords([logDir])).some((r) => (r as Rec).method === 'ping'); tries++) await new Promise((r) => setTimeout(r, 100));
     const frames = Array.from({ length: 96 }, (_, i) => {

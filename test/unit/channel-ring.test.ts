@@ -1,0 +1,42 @@
+// The channel's ring (inspect/channel.ts): copies written in order, read back byte for byte wherever they fall,
+// refused when they do not fit beside the bytes not yet released, and written from the start once all are.
+import { describe, expect, it } from 'vitest';
+import { RingWriter, readRing } from '../../src/inspect/channel.js';
+
+function ring(size: number): { writer: RingWriter; bytes: Buffer; release: (n: number) => void } {
+  const shared = new SharedArrayBuffer(size);
+  let released = 0;
+  const writer = new RingWriter(shared, () => released);
+  return { writer, bytes: Buffer.from(shared), release: (n) => void (released = (released + n) | 0) };
+}
+
+describe('the channel ring', () => {
+  it('reads back a copy that wraps around the end, and refuses one that does not fit', () => {
+    const { writer, bytes, release } = ring(10);
+    expect(writer.write(Buffer.from('abcdef'))).toBe(0);
+    expect(writer.write(Buffer.from('gh'))).toBe(6);
+    // 8 of 10 bytes in use: 3 more do not fit until the first copy is released.
+    expect(writer.write(Buffer.from('ijk'))).toBe(-1);
+    release(6);
+    const at = writer.write(Buffer.from('ijklm'));
+    expect(at).toBe(8);
+    expect(readRing(bytes, at, 5).toString()).toBe('ijklm');
+    expect(readRing(bytes, 6, 2).toString()).toBe('gh');
+  });
+
+  it('starts again at the beginning once every copy is released, so a small backlog touches little of it', () => {
+    const { writer, release } = ring(100);
+    expect(writer.write(Buffer.alloc(30))).toBe(0);
+    release(30);
+    writer.refresh();
+    expect(writer.write(Buffer.alloc(30))).toBe(0);
+    expect(writer.write(Buffer.alloc(30))).toBe(30);
+  });
+
+  it('refuses a copy larger than the ring, and takes one exactly its size', () => {
+    const { writer } = ring(8);
+    expect(writer.write(Buffer.alloc(9))).toBe(-1);
+    expect(writer.write(Buffer.alloc(8))).toBe(0);
+    expect(writer.write(Buffer.alloc(1))).toBe(-1);
+  });
+});
