@@ -23,7 +23,8 @@ export type { SourcedRecord, LogProblem } from './log/reader.js';
 
 export { formatPretty } from './trace/pretty.js';
 
-export { startHttpTap, parseListenAddress, parseTarget, DEFAULT_HTTP_MAX_BODY } from './capture/http.js';
+export { startHttpTap, DEFAULT_HTTP_MAX_BODY } from './capture/http.js';
+export { parseListenAddress, parseTarget } from './addresses.js';
 export type { HttpTap, HttpTapOptions } from './capture/http.js';
 export { HttpObserver, HttpExchange } from './session/http-exchange.js';
 export { LlmTurn } from './session/llm-turn.js';

@@ -19,14 +19,14 @@ import type { RedactRules } from '../log/redact.js';
 import { logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import { openLogForInspection } from '../inspect/inspector-log.js';
 import { HTTP_MAX_BACKLOG_BYTES, HttpCalls, type HttpInspectorConfig } from './http-calls.js';
-import { HttpInspector } from '../inspect/http-inspector.js';
-import { InlineChannel, ThreadChannel } from '../inspect/channel.js';
+import { openChannel } from '../inspect/channel.js';
 import { tapWebSocket } from './ws.js';
 import { MAX_HEADER_BYTES, relayRequest } from './http-relay.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { McptapError } from '../types.js';
 import { LEVEL } from '../log/schema.js';
-import { redactDefaults, redactPathQuery } from '../log/redact.js';
+import { redactPathQuery } from '../log/redact.js';
+import { parseListenAddress, parseTarget } from '../addresses.js';
 import { checkHostHeader, isLoopbackHost, nonLoopbackWarning } from '../net-safety.js';
 import type { RecordObserver } from '../export/tee-sink.js';
 
@@ -82,47 +82,9 @@ export interface HttpTap {
   close(): Promise<void>;
 }
 
-/** Parse `--listen`: `8080`, `:8080`, `0.0.0.0:8080`, `[::1]:8080`. A port alone binds 127.0.0.1. */
-export function parseListenAddress(listen: string | number | { host?: string; port: number } | undefined): { host: string; port: number } {
-  if (listen === undefined) return { host: '127.0.0.1', port: 0 };
-  if (typeof listen === 'object') return { host: listen.host ?? '127.0.0.1', port: checkPort(listen.port, String(listen.port)) };
-  const text = String(listen).trim();
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text);
-  if (m) return { host: m[1] ?? (m[2] || '127.0.0.1'), port: checkPort(Number(m[3]), text) };
-  if (/^\d+$/.test(text)) return { host: '127.0.0.1', port: checkPort(Number(text), text) };
-  throw new McptapError('BAD_LISTEN', `--listen must be a port or HOST:PORT (for example 11434 or 127.0.0.1:11434), not "${text}".`);
-}
-
-function checkPort(port: number, text: string): number {
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new McptapError('BAD_LISTEN', `--listen needs a port between 0 and 65535, not "${text}".`);
-  }
-  return port;
-}
-
 /** An ended message's trailers, when it had any (most have none). */
 function trailersOf(message: http.IncomingMessage): Record<string, string> | undefined {
   return message.rawTrailers.length > 0 ? { ...message.trailers } as Record<string, string> : undefined;
-}
-
-/**
- * Parse and check the upstream URL. Without a scheme only HOST:PORT is taken (`127.0.0.1:11435`): a bare word
- * (`notaurl`) is a mistake that would otherwise fail on every request, long after start-up.
- */
-export function parseTarget(target: string): URL {
-  const bad = new McptapError('BAD_TARGET', `--target must be a URL such as http://127.0.0.1:11434, not "${redactDefaults(target)}".`);
-  const schemed = /^[a-z][a-z0-9+.-]*:\/\//i.test(target);
-  let url: URL;
-  try {
-    url = new URL(schemed ? target : `http://${target}`);
-  } catch {
-    throw bad;
-  }
-  if (!schemed && url.port === '') throw bad;
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new McptapError('BAD_TARGET', `--target must be an http:// or https:// URL, not "${redactDefaults(target)}" (for WebSocket servers give the http:// URL; upgrades pass through).`);
-  }
-  return url;
 }
 
 /** Errors that mean the upstream could not be connected to at all (as opposed to a connection lost later). */
@@ -150,7 +112,6 @@ interface HttpTapContext {
   /** Known once listening (port 0 picks one); requests only arrive after that. */
   port: number;
   inspection: HttpCalls;
-  tracked: WeakMap<http.IncomingMessage, Tracked>;
 }
 
 // Each chunk goes to the inspection after the forwarding `pipe` has written it on: the `data` listeners are
@@ -161,28 +122,47 @@ const now = (): [number, number] => [Date.now(), performance.now()];
 /** Start the proxy. Resolves once it listens. */
 export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   const targetUrl = parseTarget(options.target);
-  const target = targetUrl.toString().replace(/\/$/, '');
   const { host, port } = parseListenAddress(options.listen);
+  const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
+  const log = startHttpLog(options, targetUrl, warn);
+  const tap = await relayContext(options, targetUrl, host, port, log.inspection);
+  const { server, sockets } = proxyServer(tap);
+  await listen(server, host, port).catch(async (error: unknown) => {
+    tap.relayTarget.agent.destroy();
+    const [at, atMono] = now();
+    await tap.inspection.close({ time: at, kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not listen: ${(error as Error).message}` }, at, atMono);
+    throw error;
+  });
+  server.on('error', (error) => warn(`the proxy's listening socket failed: ${error.message}`));
+  const url = recordListening(tap, server, log.started, warn);
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= closeTap(tap, server, sockets, url, log.startMono));
+  return { url, host, port: tap.port, target: tap.target, logFile: log.logFile, session: log.session, close };
+}
+
+/** The log's name and session, and the inspection that writes it. */
+function startHttpLog(options: HttpTapOptions, targetUrl: URL, warn: (message: string) => void): { logFile: string; session: string; started: Date; startMono: number; inspection: HttpCalls } {
   const label = options.label ?? (targetUrl.port ? `${targetUrl.hostname}-${targetUrl.port}` : targetUrl.hostname);
   const started = new Date();
   const startMono = performance.now();
   const session = newSessionId(label, started);
   const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, started));
-  const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
-  const inspection = startHttpInspection(
-    {
-      logFile,
-      session,
-      label,
-      maxBody: options.maxBody ?? DEFAULT_HTTP_MAX_BODY,
-      chunks: options.chunks ?? true,
-      targetPath: targetUrl.pathname === '/' ? '' : targetUrl.pathname,
-      ...(options.redact !== undefined ? { redact: options.redact } : {}),
-      ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes, maxLogFiles: options.maxLogFiles ?? 0 } : {}),
-    },
-    options,
-    warn,
-  );
+  const config: HttpInspectorConfig = {
+    logFile,
+    session,
+    label,
+    maxBody: options.maxBody ?? DEFAULT_HTTP_MAX_BODY,
+    chunks: options.chunks ?? true,
+    targetPath: targetUrl.pathname === '/' ? '' : targetUrl.pathname,
+    ...(options.redact !== undefined ? { redact: options.redact } : {}),
+    ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes, maxLogFiles: options.maxLogFiles ?? 0 } : {}),
+  };
+  return { logFile, session, started, startMono, inspection: startHttpInspection(config, options, warn) };
+}
+
+/** How requests reach the upstream: our relay for plain requests, http-proxy for WebSocket upgrades. */
+async function relayContext(options: HttpTapOptions, targetUrl: URL, host: string, port: number, inspection: HttpCalls): Promise<HttpTapContext> {
+  const target = targetUrl.toString().replace(/\/$/, '');
   // Keep-alive to the upstream: a fresh TCP connection per request would add latency to every model call.
   const agent = targetUrl.protocol === 'https:' ? new (await import('node:https')).Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   // Transparent for a server on this machine: Host (and Origin) reach it as the client sent them, so its own
@@ -190,10 +170,13 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
   // requests into local-looking ones). A remote API behind a virtual host (api.openai.com) needs its own name.
   const changeOrigin = !isLoopbackHost(targetUrl.hostname);
   const proxy = httpProxy.createProxyServer({ target, changeOrigin, agent, ws: true });
-  const tap: HttpTapContext = { options, target, relayTarget: { url: targetUrl, agent, changeOrigin }, proxy, host, port, inspection, tracked: new WeakMap() };
-  proxy.on('error', (error, req, res) => answerProxyError(tap, error as NodeJS.ErrnoException, req, res as http.ServerResponse | Duplex));
-  // The client went away before the upstream answered: http-proxy aborts the upstream request.
+  // Its errors go to the callback each upgrade gives it (ws.ts); a client gone early aborts the upstream request.
   proxy.on('econnreset', () => {});
+  return { options, target, relayTarget: { url: targetUrl, agent, changeOrigin }, proxy, host, port, inspection };
+}
+
+/** The listening server, and its open sockets (closeTap ends them). */
+function proxyServer(tap: HttpTapContext): { server: http.Server; sockets: Set<Duplex> } {
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => relayExchange(tap, req, res));
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => relayUpgrade(tap, req, socket, head));
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(tap, error, socket));
@@ -202,32 +185,28 @@ export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await listen(server, host, port).catch(async (error: unknown) => {
-    agent.destroy();
-    const [at, atMono] = now();
-    await inspection.close({ time: at, kind: 'lifecycle', event: 'warning', level: LEVEL.error, msg: `mcptap could not listen: ${(error as Error).message}` }, at, atMono);
-    throw error;
-  });
-  server.on('error', (error) => warn(`the proxy's listening socket failed: ${error.message}`));
+  return { server, sockets };
+}
+
+/** Listening: the port it got, a warning when others can reach it, and the log's `listen` record. */
+function recordListening(tap: HttpTapContext, server: http.Server, started: Date, warn: (message: string) => void): string {
   const address = server.address();
-  tap.port = typeof address === 'object' && address ? address.port : port;
-  const exposed = nonLoopbackWarning(host, tap.port);
+  tap.port = typeof address === 'object' && address ? address.port : tap.port;
+  const exposed = nonLoopbackWarning(tap.host, tap.port);
   if (exposed) warn(exposed);
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${tap.port}`;
-  inspection.record({
+  const url = `http://${tap.host.includes(':') ? `[${tap.host}]` : tap.host}:${tap.port}`;
+  tap.inspection.record({
     time: started.getTime(),
     kind: 'lifecycle',
     event: 'listen',
-    msg: `mcptap ${MCPTAP_VERSION} listens on ${url} and forwards to ${target}.`,
+    msg: `mcptap ${MCPTAP_VERSION} listens on ${url} and forwards to ${tap.target}.`,
     mcptapVersion: MCPTAP_VERSION,
     pid: process.pid,
-    target,
+    target: tap.target,
     listen: url,
-    cwd: options.cwd ?? process.cwd(),
+    cwd: tap.options.cwd ?? process.cwd(),
   });
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= closeTap(tap, server, sockets, agent, url, startMono));
-  return { url, host, port: tap.port, target, logFile, session, close };
+  return url;
 }
 
 /** One request: refused (--strict-host), or relayed with its copy handed to the inspection. */
@@ -242,11 +221,10 @@ function relayExchange(tap: HttpTapContext, req: http.IncomingMessage, res: http
   }
   const x = inspection.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, ...now());
   const t: Tracked = { x, settled: false };
-  tap.tracked.set(req, t);
   relayRequest(req, res, tap.relayTarget, {
     request: (proxyReq) => (t.proxyReq = proxyReq),
     response: (proxyRes) => copyResponse(tap, proxyRes, t, res),
-    error: (error) => answerProxyError(tap, error, req, res),
+    error: (error) => answerProxyError(tap, error, t, res),
   });
   // Registered after the relay's pipe, so each chunk is written upstream before the tap sees it.
   req.on('data', (chunk: Buffer) => inspection.requestData(x, chunk, Date.now(), performance.now()));
@@ -284,18 +262,15 @@ function copyResponse(tap: HttpTapContext, proxyRes: http.IncomingMessage, t: Tr
 }
 
 /** The upstream could not be reached or broke off: the exchange's record says so, the client gets a 502. */
-function answerProxyError(tap: HttpTapContext, error: NodeJS.ErrnoException, req: http.IncomingMessage, res: http.ServerResponse | Duplex): void {
-  const t = tap.tracked.get(req);
-  const [at, atMono] = now();
-  if (t && !t.settled) {
+function answerProxyError(tap: HttpTapContext, error: NodeJS.ErrnoException, t: Tracked, res: http.ServerResponse): void {
+  if (!t.settled) {
     t.settled = true;
-    const headersSent = res instanceof http.ServerResponse ? res.headersSent : true;
     // Could not connect at all, or connected and then lost the connection.
-    const outcome = headersSent || !isConnectError(error) ? 'upstream-reset' : 'upstream-unreachable';
+    const outcome = res.headersSent || !isConnectError(error) ? 'upstream-reset' : 'upstream-unreachable';
     const err = { name: error.name, message: error.message, ...(error.code ? { code: error.code } : {}) };
-    tap.inspection.fail(t.x, outcome, err, at, atMono);
+    tap.inspection.fail(t.x, outcome, err, ...now());
   }
-  if (!(res instanceof http.ServerResponse) || res.headersSent) {
+  if (res.headersSent) {
     res.destroy();
     return;
   }
@@ -329,10 +304,8 @@ function relayUpgrade(tap: HttpTapContext, req: http.IncomingMessage, socket: Du
     return;
   }
   const x = tap.inspection.begin({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers }, ...now());
-  const t: Tracked = { x, settled: false };
-  tap.tracked.set(req, t);
   socket.on('error', () => {});
-  tapWebSocket({ proxy: tap.proxy, req, socket, head, x, inspection: tap.inspection, tracked: t });
+  tapWebSocket({ proxy: tap.proxy, req, socket, head, x, inspection: tap.inspection, tracked: { settled: false } });
 }
 
 /**
@@ -369,7 +342,7 @@ function listen(server: http.Server, host: string, port: number): Promise<void> 
 }
 
 /** Stop listening, end open connections, then let the inspector write the close record and flush the log. */
-async function closeTap(tap: HttpTapContext, server: http.Server, sockets: Set<Duplex>, agent: http.Agent, url: string, startMono: number): Promise<void> {
+async function closeTap(tap: HttpTapContext, server: http.Server, sockets: Set<Duplex>, url: string, startMono: number): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   // Open streams (SSE, keep-alive) would hold close() forever: end them, and wait until each socket has
   // closed, so the exchanges they carried have recorded how they ended.
@@ -383,7 +356,7 @@ async function closeTap(tap: HttpTapContext, server: http.Server, sockets: Set<D
     ),
   );
   await closed;
-  agent.destroy();
+  tap.relayTarget.agent.destroy();
   tap.proxy.close();
   // The inspector lets the decoders of the last chunks finish, ends the sessions, then writes this record.
   const [at, atMono] = now();
@@ -391,21 +364,10 @@ async function closeTap(tap: HttpTapContext, server: http.Server, sockets: Set<D
   await tap.inspection.close({ time: at, kind: 'lifecycle', event: 'close', durationMs, msg: `mcptap stops listening on ${url} after ${durationMs} ms.` }, at, atMono);
 }
 
-/**
- * The inspection for this tap, with the log opened here first: on an inspection thread, or inline when the caller
- * wants the records on this thread (`onRecord`) or asked for it. A log that cannot be opened is said once here;
- * the inspector then follows the traffic without a log.
- */
+/** The tap's calls over the channel to its inspector; a log that cannot be opened is said once, here. */
 function startHttpInspection(config: HttpInspectorConfig, options: HttpTapOptions, warn: (message: string) => void): HttpCalls {
   const opened = openLogForInspection(config, warn);
   const inline = options.inspectionThread === false || options.onRecord !== undefined;
-  if (!inline && opened.fd !== undefined) {
-    try {
-      return new HttpCalls(new ThreadChannel({ inspector: 'http-inspector', config: opened, maxBacklogBytes: HTTP_MAX_BACKLOG_BYTES, notice: warn }));
-    } catch (error) {
-      warn(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
-    }
-  }
-  const inspector = new HttpInspector(opened, { notice: warn, ...(options.onRecord ? { onRecord: options.onRecord } : {}) });
-  return new HttpCalls(new InlineChannel(async () => inspector, warn));
+  const hooks = { notice: warn, ...(options.onRecord ? { onRecord: options.onRecord } : {}) };
+  return new HttpCalls(openChannel('http-inspector', opened, { inline, maxBacklogBytes: HTTP_MAX_BACKLOG_BYTES, hooks }));
 }

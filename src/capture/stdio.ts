@@ -24,7 +24,7 @@ import type { RedactRules } from '../log/redact.js';
 import { startWatchdog, type Watchdog } from './watchdog.js';
 import type { RecordObserver } from '../export/tee-sink.js';
 import { STDIO_MAX_BACKLOG_BYTES, STREAM, StdioCalls, type StdioInspectorConfig } from './stdio-calls.js';
-import { InlineChannel, ThreadChannel } from '../inspect/channel.js';
+import { openChannel } from '../inspect/channel.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { spawnServer, type SpawnedServer } from './spawn-server.js';
 
@@ -360,29 +360,13 @@ function sendSignal(child: ChildProcess, ownGroup: boolean, signal: NodeJS.Signa
   }
 }
 
-/**
- * The tap's calls over a channel to its inspector, with the log opened here first so mcptap can say at once
- * whether it logs. The inspector runs on an inspection thread, or inline when the caller wants the records on
- * this thread (loaded on first use: a plain `mcptap -- server` never loads it on the main thread).
- */
+/** The tap's calls over the channel to its inspector, the log opened here first so mcptap can say whether it logs. */
 function startInspection(config: StdioInspectorConfig, options: StdioTapOptions, notice: (message: string) => void): StdioCalls {
   const opened = openLogForInspection(config, notice);
   if (opened.fd !== undefined) notice(`logging ${config.label} to ${config.logFile}`);
+  const hooks = { notice, ...(options.sink ? { sink: options.sink } : {}), ...(options.onRecord ? { onRecord: options.onRecord } : {}) };
   const inline = options.inspectionThread === false || options.sink !== undefined || options.onRecord !== undefined;
-  if (!inline && opened.fd !== undefined) {
-    try {
-      return new StdioCalls(new ThreadChannel({ inspector: 'stdio-inspector', config: opened, maxBacklogBytes: STDIO_MAX_BACKLOG_BYTES, reports: 1, notice }), config.maxBody);
-    } catch (error) {
-      notice(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
-    }
-  }
-  const hooks = {
-    notice,
-    ...(options.sink ? { sink: options.sink } : {}),
-    ...(options.onRecord ? { onRecord: options.onRecord } : {}),
-  };
-  const load = async () => new (await import('../inspect/stdio-inspector.js')).StdioInspector(opened, hooks);
-  return new StdioCalls(new InlineChannel(load, notice), config.maxBody);
+  return new StdioCalls(openChannel('stdio-inspector', opened, { inline, maxBacklogBytes: STDIO_MAX_BACKLOG_BYTES, reports: 1, hooks }), config.maxBody);
 }
 
 /** True while any process is left in the process group `pgid`. */

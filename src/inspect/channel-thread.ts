@@ -171,6 +171,6 @@ if (parentPort) {
   const port = parentPort;
   if (data.keepYoungGenerationSmall) void keepYoungGenerationsSmallNow();
   const module = (await import(new URL(`./${data.inspector}.js`, import.meta.url).href)) as { createInspector: CreateInspector };
-  const inspector = module.createInspector(data.config as never, (notice) => port.postMessage({ notice }));
+  const inspector = module.createInspector(data.config as never, { notice: (notice) => port.postMessage({ notice }) });
   serve(port, inspector, new Int32Array(data.shared), Buffer.from(data.ring));
 }

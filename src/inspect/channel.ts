@@ -11,6 +11,9 @@
 import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { youngGenerationKeptSmall } from './young-generation.js';
+import type { InspectorLogConfig } from './inspector-log.js';
+import type { RecordSink } from '../log/schema.js';
+import type { RecordObserver } from '../export/tee-sink.js';
 
 /** How long a batch gathers calls before it is posted (the copy waits, never the traffic). */
 export const BATCH_DELAY_MS = 50;
@@ -44,8 +47,43 @@ export function stoppedMessage(chunks: number, bytes: number): string {
   return `mcptap was stopped while it was still logging: ${bytes} bytes (${chunks} chunks) of traffic were relayed in full but not inspected, and their records are missing from this log.`;
 }
 
+/** What an inspector is given besides its config: on the thread only `notice`, inline also the caller's hooks. */
+export interface InspectorHooks {
+  /** mcptap's own notices (a log that cannot be written, an internal error); a line on stderr. */
+  notice: (message: string) => void;
+  /** Also hand every record to this sink, after the log file. */
+  sink?: RecordSink;
+  /** Called with every record after it is logged, stamped as in the log. */
+  onRecord?: RecordObserver;
+}
+
 /** An inspector module exports this: build the inspector from its plain-data config. */
-export type CreateInspector = (config: never, notice: (message: string) => void) => Inspector;
+export type CreateInspector = (config: never, hooks: InspectorHooks) => Inspector;
+
+/** The inspectors there are, by their module in inspect/. */
+export type InspectorName = 'stdio-inspector' | 'http-inspector';
+
+/**
+ * The channel a tap speaks through, its log already opened (openLogForInspection): to an inspection thread,
+ * or inline when the caller wants the records on this thread (a sink, onRecord), the log could not be opened,
+ * or the thread could not start. Inline, the inspector is loaded on first use: the main thread of a plain
+ * `mcptap -- server` never loads its code.
+ */
+export function openChannel(inspector: InspectorName, config: InspectorLogConfig, options: { inline: boolean; maxBacklogBytes: number; reports?: number; hooks: InspectorHooks }): Channel {
+  const { notice } = options.hooks;
+  if (!options.inline && config.fd !== undefined) {
+    try {
+      return new ThreadChannel({ inspector, config, maxBacklogBytes: options.maxBacklogBytes, ...(options.reports ? { reports: options.reports } : {}), notice });
+    } catch (error) {
+      notice(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
+    }
+  }
+  const load = async (): Promise<Inspector> => {
+    const module = (await (inspector === 'stdio-inspector' ? import('./stdio-inspector.js') : import('./http-inspector.js'))) as { createInspector: CreateInspector };
+    return module.createInspector(config as never, options.hooks);
+  };
+  return new InlineChannel(load, notice);
+}
 
 /** What a tap holds: the same on both ends, threaded or inline. */
 export interface Channel {
@@ -204,7 +242,7 @@ export interface ChannelWorkerData {
 }
 
 export interface ChannelOptions {
-  inspector: 'stdio-inspector' | 'http-inspector';
+  inspector: InspectorName;
   /** The inspector's config; its log fd stays this thread's, closed once the thread is done. */
   config: { fd?: number };
   /** The ring's size: copies are refused while they would not fit beside those waiting for the thread. */

@@ -22,9 +22,9 @@ export interface HttpInspectorHooks {
   onRecord?: RecordObserver;
 }
 
-/** The channel's thread builds the inspector with this (channel-thread.ts). */
-export function createInspector(config: HttpInspectorConfig, notice: (message: string) => void): HttpInspector {
-  return new HttpInspector(config, { notice });
+/** The channel builds the inspector with this, on its thread or inline (channel.ts, channel-thread.ts). */
+export function createInspector(config: HttpInspectorConfig, hooks: HttpInspectorHooks): HttpInspector {
+  return new HttpInspector(config, hooks);
 }
 
 export class HttpInspector implements Inspector {

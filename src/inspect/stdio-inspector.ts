@@ -36,9 +36,9 @@ export interface StdioInspectorHooks {
   onRecord?: RecordObserver;
 }
 
-/** The channel's thread builds the inspector with this (channel-thread.ts). */
-export function createInspector(config: StdioInspectorConfig, notice: (message: string) => void): StdioInspector {
-  return new StdioInspector(config, { notice });
+/** The channel builds the inspector with this, on its thread or inline (channel.ts, channel-thread.ts). */
+export function createInspector(config: StdioInspectorConfig, hooks: StdioInspectorHooks): StdioInspector {
+  return new StdioInspector(config, hooks);
 }
 
 /** How many last lines of the server's stderr the exit record keeps. */

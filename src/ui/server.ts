@@ -14,7 +14,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { LogRecord } from '../log/schema.js';
 import { checkHostHeader, nonLoopbackWarning } from '../net-safety.js';
-import { parseListenAddress } from '../capture/http.js';
+import { parseListenAddress } from '../addresses.js';
 import { linkTrace } from '../trace/link.js';
 import { buildTimeline } from '../trace/timeline.js';
 import { renderSequenceSvg } from '../trace/html.js';

@@ -8,7 +8,7 @@ import {
   pathOnly,
   resolveEndpoint,
 } from '../../src/protocols/detect.js';
-import { parseListenAddress, parseTarget } from '../../src/capture/http.js';
+import { parseListenAddress, parseTarget } from '../../src/addresses.js';
 
 const head = (method: string, path: string, headers: Record<string, string> = {}) => ({ method, path, headers });
 
