@@ -89,6 +89,8 @@ export function parseRecordLine(line: string): { record: LogRecord } | { problem
   if (typeof o.v !== 'number' || typeof o.kind !== 'string' || typeof o.time !== 'number') {
     return { problem: 'not an mcptap record (no v, kind or time)' };
   }
+  // v2 writes a frame of JSON as JSON (its record's last field): the record holds its exact text, as in v1.
+  if ((o.v as number) >= 2 && typeof o.raw === 'object' && o.raw !== null) o.raw = rawOfLine(line) ?? JSON.stringify(o.raw);
   // Every field a reader relies on, checked here once, so that no view or check meets a record it cannot read.
   const record = migrate(o);
   const problem = recordProblem(record as unknown as Record<string, unknown>);
@@ -96,8 +98,29 @@ export function parseRecordLine(line: string): { record: LogRecord } | { problem
 }
 
 /**
+ * The exact text of a raw written as JSON (format v2): what follows the `"raw":` key of the record's own object,
+ * which the writer puts last, up to the record's closing brace. Undefined when the line has no such key (a line
+ * not written by mcptap: the caller then writes the parsed value out again).
+ */
+function rawOfLine(line: string): string | undefined {
+  let depth = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 0x22) {
+      const start = i;
+      // To the string's closing quote; a backslash escapes the character after it.
+      for (i++; i < line.length && line.charCodeAt(i) !== 0x22; i++) if (line.charCodeAt(i) === 0x5c) i++;
+      if (depth === 1 && i - start === 4 && line.startsWith('"raw":', start)) return line.slice(i + 2, line.lastIndexOf('}'));
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return undefined;
+}
+
+/**
  * Bring a record of any known version to the current shape. Version 1 is the first; when the format changes,
- * add the step from the old version here (as mitmproxy's io/compat does) and keep the old fixtures.
+ * add the step from the old version here (as mitmproxy's io/compat does) and keep the old fixtures. Version 2
+ * changed only how a line writes `raw` (parseRecordLine reads it back), so its records and v1's are the same.
  */
 export function migrate(o: Record<string, unknown>): LogRecord {
   // Records newer than this reader are passed on as they are: new fields are optional by rule.

@@ -1,22 +1,22 @@
 /**
- * A record's JSON text, made faster for a record that carries a long `raw` (a big frame's): the same JSON value
- * JSON.stringify gives, and the same text unless the rest of the record holds a character outside ASCII.
+ * A record's JSON text, built field by field: every frame pays for it, and JSON.stringify of the whole draft
+ * cost several times what writing its few known kinds of value does (see docs/benchmarks.md, issue 28).
  *
- * Two costs are avoided:
+ * The text is JSON.stringify's, field for field, with two differences. `raw` comes last; and a raw that is JSON
+ * text on one line, an object or an array, is written as that JSON rather than as a string of it (log format
+ * v2): escaping a frame's every quote becomes a copy, and the reader takes the frame's exact text back out of
+ * the line (reader.ts, rawOfLine). Two further costs are avoided for a record whose `raw` is long and not
+ * written as JSON (a big frame of plain text, or cut at --max-body), and for the fields before a long raw:
  *
- * - **Quoting the raw.** JSON.stringify escapes a string by looking at each of its characters: a 64 KiB frame
- *   took it 290 µs on 2 cores, about a quarter of all the inspection of that frame. But a raw text the tap has
- *   parsed as JSON (the draft carries RAW_PARSED) can hold no character JSON.stringify would escape other than
- *   `"`, `\` and the whitespace between its tokens: when those are few (a frame of base64, of plain text), they
- *   are found with a search for each instead, and the frame is quoted in 8–16 µs.
+ * - **Quoting the raw.** JSON.stringify escapes a string by looking at each of its characters. A raw text the
+ *   tap has parsed as JSON (the draft carries RAW_PARSED) can hold no character JSON.stringify would escape other
+ *   than `"`, `\` and the whitespace between its tokens: when those are few (a frame of base64, of plain text),
+ *   they are found with a search for each instead.
  * - **A long line of two-byte characters.** V8 keeps a string of only Latin-1 characters at one byte each, and
  *   any other character makes the whole string two bytes each. One `…` in a big frame's summary (`msg`) did
- *   that to its whole record, and each later step over the line (the redaction prescreen, counting its UTF-8
- *   bytes, encoding them) slowed down: in a profile of 64 KiB frames, flattening the line for the prescreen
- *   and counting its bytes took about 400 µs per record. So the fields other than `raw` write such characters
- *   as `\u` escapes, which every JSON reader reads back as the same text, and the line stays one byte per
- *   character whenever the frame itself is ASCII. (Measured: the inspection thread's CPU per echoed 64 KiB
- *   frame, two records, fell from 1348–1777 µs to 1113–1133 µs.)
+ *   that to its whole record, and each later step over the line (the redaction prescreen, encoding it) slowed
+ *   down. So when `raw` is long, the fields before it write such characters as `\u` escapes, which every JSON
+ *   reader reads back as the same text.
  */
 import { RAW_PARSED } from './schema.js';
 
@@ -26,14 +26,10 @@ const LONG_RAW_CHARS = 4096;
 /** More `"` and `\` than this (a frame of JSON in JSON), and JSON.stringify is the faster. */
 const MAX_QUOTED_ESCAPES = 64;
 
-/**
- * Stands in for `raw` while the rest of the record is serialized. Random (about 100 bits), so traffic cannot
- * hold it; not from node:crypto, which costs the inspection thread milliseconds to load while the server starts.
- */
-const RAW_STAND_IN = `\u0000mcptap-raw-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}\u0000`;
-const RAW_STAND_IN_JSON = JSON.stringify(RAW_STAND_IN);
+/** A character JSON.stringify writes otherwise than as itself: `"`, `\`, a control character, a surrogate. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
-/** A character outside ASCII (the rest of a record is short, so these searches are cheap). */
+/** A character outside ASCII (the fields before a long raw are short, so these searches are cheap). */
 const NON_ASCII = /[^\u0000-\u007f]/;
 const EVERY_NON_ASCII = /[^\u0000-\u007f]/g;
 
@@ -42,31 +38,95 @@ export interface RecordJson {
   /** The line to write: the record's JSON. */
   text: string;
   /**
-   * `JSON.stringify(draft)`'s own text: `text` itself, unless `text` escapes characters outside the raw.
-   * Redaction reads this one wherever a regex must see the characters as they are (`\s` matches a no-break
+   * The same JSON with every character as it is: `text` itself, unless `text` escapes characters outside the
+   * raw. Redaction reads this one wherever a regex must see the characters as they are (`\s` matches a no-break
    * space, `\u00a0` does not); built without copying, it costs nothing until it is read.
    */
   exact: string;
 }
 
-/** The JSON of a record draft (see the module comment). */
-export function recordJson(draft: object): RecordJson {
-  const raw = (draft as { raw?: unknown }).raw;
-  if (typeof raw !== 'string' || raw.length < LONG_RAW_CHARS) {
-    const text = JSON.stringify(draft);
+/**
+ * The JSON of a record draft (see the module comment). `start` and `end` stand for the object's braces: the
+ * writer starts the text with its stamp (`{"v":2,"seq":…,`) and ends it with `}` and the line's `\n`, so that
+ * the line is built as one string.
+ */
+export function recordJson(draft: object, start = '{', end = '}'): RecordJson {
+  const fields = draft as Record<string, unknown>;
+  let head = start;
+  const empty = start.length;
+  let raw: string | undefined;
+  for (const key in fields) {
+    const value = fields[key];
+    if (key === 'raw' && typeof value === 'string') {
+      raw = value;
+      continue;
+    }
+    const json = valueJson(value);
+    if (json === undefined) continue;
+    head += head.length === empty ? `${keyJson(key)}${json}` : `,${keyJson(key)}${json}`;
+  }
+  if (raw === undefined) {
+    const text = `${head}${end}`;
     return { text, exact: text };
   }
-  const quoted = (RAW_PARSED in draft ? quoteJsonText(raw) : undefined) ?? JSON.stringify(raw);
-  const rest = JSON.stringify({ ...draft, raw: RAW_STAND_IN });
-  const exact = spliceRaw(rest, quoted);
-  if (!NON_ASCII.test(rest)) return { text: exact, exact };
-  return { text: spliceRaw(asciiJson(rest), quoted), exact };
+  head += head.length === empty ? '"raw":' : ',"raw":';
+  const parsed = RAW_PARSED in draft;
+  let rawJson: string;
+  if (parsed && isOneLineJsonStructure(raw)) rawJson = raw;
+  else if (raw.length < LONG_RAW_CHARS) rawJson = quote(raw);
+  else rawJson = (parsed ? quoteJsonText(raw) : undefined) ?? JSON.stringify(raw);
+  const exact = `${head}${rawJson}${end}`;
+  if (raw.length < LONG_RAW_CHARS || !NON_ASCII.test(head)) return { text: exact, exact };
+  return { text: `${asciiJson(head)}${rawJson}${end}`, exact };
 }
 
-/** The record's JSON with the quoted raw in place of its stand-in. */
-function spliceRaw(rest: string, quoted: string): string {
-  const at = rest.indexOf(RAW_STAND_IN_JSON);
-  return `${rest.slice(0, at)}${quoted}${rest.slice(at + RAW_STAND_IN_JSON.length)}`;
+/**
+ * True when JSON text (the tap parsed it) may be written into the line as it is: an object or an array, on one
+ * line. (A `\r` would end the line for a reader that splits lines at it, as Node's readline does.)
+ */
+function isOneLineJsonStructure(json: string): boolean {
+  let first = json.charCodeAt(0);
+  if (first === 0x20 || first === 0x09) first = json.trimStart().charCodeAt(0);
+  if (first !== 0x7b && first !== 0x5b) return false;
+  let last = json.charCodeAt(json.length - 1);
+  if (last === 0x20 || last === 0x09) last = json.trimEnd().charCodeAt(json.trimEnd().length - 1);
+  return (last === 0x7d || last === 0x5d) && !json.includes('\n') && !json.includes('\r');
+}
+
+/** `JSON.stringify(value)` for a field's value: undefined where JSON.stringify leaves the field out. */
+function valueJson(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return quote(value);
+    case 'number':
+      return Number.isFinite(value) ? `${value}` : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    default:
+      return value === null ? 'null' : (JSON.stringify(value) as string | undefined);
+  }
+}
+
+/** `JSON.stringify(text)`: most strings of a record need no escape, and a regex says so faster. */
+function quote(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/** `"key":` by key name; the names are the schema's, a few dozen. */
+const KEY_JSON = new Map<string, string>();
+const MAX_KEYS = 1024;
+
+function keyJson(key: string): string {
+  let json = KEY_JSON.get(key);
+  if (json === undefined) {
+    json = `${quote(key)}:`;
+    if (KEY_JSON.size < MAX_KEYS) KEY_JSON.set(key, json);
+  }
+  return json;
 }
 
 /**

@@ -8,6 +8,7 @@ import { RAW_PARSED, type LoggedHeaders } from './schema.js';
 import { McptapError } from '../types.js';
 import { escapeRegExp } from './escape-regexp.js';
 import { createLiteralScanner, type LiteralScanner } from './literal-scan.js';
+import { recordJson } from './record-json.js';
 
 /** What a secret value is replaced with in the log. */
 export const REDACTED = '[redacted]';
@@ -727,15 +728,17 @@ export class Redactor {
   }
 
   /**
-   * For LogWriter, which serializes each draft once: `json` is its JSON, and `exactJson` the same as
-   * JSON.stringify writes it (see redactRecord). Returns `json` itself when nothing needs hiding (the common case
-   * costs one regex test over it), else the JSON of a redacted copy. Never throws: should redaction itself fail,
-   * the record is written without its content rather than with it.
+   * For LogWriter, which serializes each draft once: `json` is its fields as the line writes them (recordJson;
+   * the writer may leave out the opening brace), and `exactJson` the same with every character as it is (see
+   * redactRecord). Returns `json` itself when nothing needs hiding (the common case costs one screen of it), else
+   * the JSON of a redacted copy. Never throws: should redaction itself fail, the record is written without its
+   * content rather than with it.
    */
   redactJson(draft: object, json: string, exactJson = json): string {
     try {
       const out = this.redactRecord(draft as Mutable, json, exactJson);
-      return out === draft ? json : JSON.stringify(out);
+      // The copy keeps RAW_PARSED: a raw redacted from JSON text is JSON.stringify's, JSON text all the same.
+      return out === draft ? json : recordJson(out).text;
     } catch (error) {
       const d = draft as Mutable;
       const kept: Mutable = { time: d.time, kind: d.kind };

@@ -11,7 +11,7 @@ import type { PeerInfo } from '../protocols/mcp.js';
 import type { HeaderMismatch } from '../protocols/mcp-headers.js';
 
 /** Version written as `v` on every record. */
-export const LOG_FORMAT_VERSION = 1;
+export const LOG_FORMAT_VERSION = 2;
 
 /** Every kind of record a log may hold. */
 export type RecordKind =
@@ -63,7 +63,10 @@ export interface RecordBase {
 export interface FrameFields {
   /** Byte length of the whole frame, terminator excluded. */
   bytes: number;
-  /** The exact frame text (UTF-8), or base64 when `rawEncoding` says so; only the head when truncated. */
+  /**
+   * The exact frame text (UTF-8), or base64 when `rawEncoding` says so; only the head when truncated. (From v2
+   * a log line writes a frame of one-line JSON here as JSON, not as a string; the reader gives back its text.)
+   */
   raw: string;
   /** Present when the frame was not valid UTF-8 and `raw` therefore holds base64 of the bytes. */
   rawEncoding?: 'base64';
@@ -453,8 +456,8 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 
 /**
  * On a draft whose `raw` its tap has already parsed as JSON: the parsed value. The log's redaction then need not
- * parse an LLM chunk a second time, and a long raw is quoted faster (record-json.ts). Only for a raw that is JSON
- * text decoded from the traffic's bytes. A symbol key, so JSON.stringify leaves it out of the record; it must
+ * parse an LLM chunk a second time, and the line writes the raw as JSON (record-json.ts). Only for a raw that is
+ * JSON text (JSON.parse took it) decoded from the traffic's bytes, or written by JSON.stringify. A symbol key, so JSON.stringify leaves it out of the record; it must
  * never be modified (redaction copies what it changes).
  */
 export const RAW_PARSED = Symbol('mcptap.rawParsed');

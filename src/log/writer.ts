@@ -178,11 +178,17 @@ export class LogWriter implements RecordSink {
     if (draft.level === undefined) stamp += `"level":${LEVEL.info},`;
     if (draft.session === undefined) stamp += this.sessionField;
     if (draft.channel === undefined) stamp += this.channelField;
-    const serialized = recordJson(draft);
-    let json = serialized.text;
+    stamp += this.labelField;
+    // The line is built as one string; redaction reads the record's own fields in it (slices copy nothing).
+    const line = recordJson(draft, stamp, '}\n');
+    let text = line.text;
     // The one place every record passes: redaction here covers every tap. Usually one regex test.
-    if (this.redactor) json = this.redactor.redactJson(draft, json, serialized.exact);
-    destination.write(`${stamp}${this.labelField}${json.slice(1)}\n`, QUEUE_ALLOWANCE[draft.kind] ?? 1);
+    if (this.redactor) {
+      const fields = text.slice(stamp.length, -1);
+      const json = this.redactor.redactJson(draft, fields, line.exact === text ? fields : line.exact.slice(stamp.length, -1));
+      if (json !== fields) text = `${stamp}${json.slice(1)}\n`;
+    }
+    destination.write(text, QUEUE_ALLOWANCE[draft.kind] ?? 1);
     return seq;
   }
 

@@ -136,8 +136,11 @@ export class McpSession {
     }
     const count = decoded.messages.length;
     decoded.messages.forEach((message, index) => {
-      const raw = 'json' in message && message.json !== undefined ? JSON.stringify(message.json) : text;
-      this.observeMessage(frame, withFrame(base, { raw, batch: { index, count } }), message, raw);
+      const json = 'json' in message ? message.json : undefined;
+      const raw = json !== undefined ? JSON.stringify(json) : text;
+      const element = withFrame(base, { raw, batch: { index, count } });
+      if (utf8 && json !== undefined) (element as typeof base)[RAW_PARSED] = json;
+      this.observeMessage(frame, element, message, raw);
     });
   }
 

@@ -10,6 +10,8 @@
  * - Raw wire material copied from the shared captures (request/response bodies, SSE, the Cline stdio session)
  *   must parse in its own format.
  * - Programs (the tiny peers *.mjs) are listed by name; a folder's README.md says where its frames come from.
+ * - fixtures/logs/ keeps logs of older format versions (and the frames they were made of) for the reader's
+ *   migration test (test/unit/reader.test.ts): each log must read without a problem line.
  * A file that is none of these fails the test. Needs a fresh build (bin/mcptap.js runs dist/).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -39,10 +41,12 @@ const isLog = (file: string): boolean => {
   const parsed = parseRecordLine(first);
   return parsed !== undefined && 'record' in parsed;
 };
-const logs = files.filter(isLog);
+/** Logs of older format versions and their frames, for the reader's migration test. */
+const isFormatFixture = (file: string): boolean => file.startsWith('fixtures/logs/');
+const logs = files.filter((f) => isLog(f) && !isFormatFixture(f));
 /** Where a folder's frames come from (fixtures/anthropic/README.md): documentation, not wire material. */
 const isProvenance = (file: string): boolean => /(^|\/)README\.md$/.test(file);
-const raw = files.filter((f) => !PROGRAMS.has(f) && !logs.includes(f) && !isProvenance(f));
+const raw = files.filter((f) => !PROGRAMS.has(f) && !logs.includes(f) && !isProvenance(f) && !isFormatFixture(f));
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -222,6 +226,17 @@ describe('fixtures corpus', () => {
       for (const event of events) for (const line of event.split(/\r?\n/)) expect(line).toMatch(/^(data|event|id|retry)?:|^:/);
     } else {
       throw new Error(`${file} is neither an mcptap log, raw wire material (.json, .ndjson, .sse) nor a listed program: add it to the corpus test`);
+    }
+  });
+
+  test.each(files.filter(isFormatFixture))('format fixture %s reads as what it is', async (file) => {
+    if (file.endsWith('.ndjson')) {
+      const problems: string[] = [];
+      for await (const _ of readLogFile(file, { onProblem: (p) => problems.push(`${p.line}: ${p.message}`) }));
+      expect(problems).toEqual([]);
+    } else {
+      // The frames a log was made of: a direction (0 client, 1 server) and the frame, a line each.
+      for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) expect(line).toMatch(/^[01] /);
     }
   });
 

@@ -11,9 +11,15 @@ import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { startHttpTap, startStdioTap } from '../../src/index.js';
+import { parseRecordLine, startHttpTap, startStdioTap } from '../../src/index.js';
 import { tempDir } from '../support/temp-dir.js';
 
+/** A log line as the reader reads it (a v2 line writes a frame of JSON as JSON; the reader gives back its text). */
+const readRecord = (line: string): any => {
+  const parsed = parseRecordLine(line);
+  if (!parsed || !('record' in parsed)) throw new Error(`not a record: ${line}`);
+  return parsed.record;
+};
 const BIN = resolve(import.meta.dirname, '../../bin/mcptap.js');
 // Credential-shaped values built at run time, so this file itself holds no key-looking literal.
 const OPENAI_KEY = ['sk', 'proj', 'Zyxwvutsrq9876543210ABCDEFghijklmn'].join('-');
@@ -55,7 +61,7 @@ describe('stdio: forwarded untouched, logged redacted', () => {
     expect(out).toBe(`${toolCall}\n`);
     const log = logText(logDir);
     for (const secret of [OPENAI_KEY, GITHUB_TOKEN, PASSWORD]) expectNoPieceOf(secret, log);
-    const records = log.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const records = log.split('\n').filter(Boolean).map(readRecord);
     const request = records.find((r) => r.kind === 'request' && r.dir === 'c2s');
     expect(request.redacted).toBe(true);
     expect(JSON.parse(request.raw).params.arguments).toEqual({ repo: 'a/b', token: '[redacted]', db: { password: '[redacted]' }, note: 'use [redacted]' });
@@ -143,7 +149,7 @@ describe('HTTP: the real openai client through mcptap http', () => {
     const log = logText(logDir);
     expectNoPieceOf(OPENAI_KEY, log);
     expectNoPieceOf(GITHUB_TOKEN, log);
-    const records = log.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const records = log.split('\n').filter(Boolean).map(readRecord);
     const request = records.find((r) => r.kind === 'http-request');
     expect(request.headers.authorization).toMatch(/\[redacted\]/);
     const reply = records.find((r) => r.kind === 'llm-response');

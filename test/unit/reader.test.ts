@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { listLogFiles, parseRecordLine, readAllRecords, readLogs, type LogProblem } from '../../src/log/reader.js';
 import { McptapError } from '../../src/types.js';
+import type { LogRecord } from '../../src/log/schema.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const root = tempDir('mcptap-reader-');
@@ -140,6 +141,39 @@ describe('every record is checked against its kind as it is read', () => {
 
   test('an unknown kind is a problem, unless a newer mcptap wrote it', () => {
     expect(parseRecordLine(rec('s', 0, 1, { kind: 'telepathy' }))).toEqual({ problem: 'a record of an unknown kind "telepathy"' });
-    expect(parseRecordLine(rec('s', 0, 1, { kind: 'telepathy', v: 2 }))).toHaveProperty('record');
+    expect(parseRecordLine(rec('s', 0, 1, { kind: 'telepathy', v: 99 }))).toHaveProperty('record');
+  });
+});
+
+describe('format versions', () => {
+  /** The odd frames (quotes, backslashes, control characters, lone surrogates, U+2028, batches, …) as a log. */
+  async function logOf(framesFile: string, out: string): Promise<void> {
+    const { StdioInspector } = await import('../../src/inspect/stdio-inspector.js');
+    const { openLogForInspection } = await import('../../src/inspect/inspector-log.js');
+    const { CALL } = await import('../../src/capture/stdio-calls.js');
+    const config = openLogForInspection({ logFile: out, session: 'odd-20261202T000000Z-1', label: 'odd', maxBody: 1024 * 1024 }, () => {});
+    const inspector = new StdioInspector(config, { notice: () => {} });
+    const T = 1796000000000;
+    readFileSync(framesFile, 'utf8').split('\n').filter(Boolean).forEach((line, i) => {
+      inspector.apply([CALL.data, Number(line[0]), Buffer.from(`${line.slice(2)}\n`), T + i, i * 1.5]);
+    });
+    inspector.apply([CALL.endStreams, T + 100, 200]);
+    await inspector.close([CALL.close, { time: T + 101, kind: 'lifecycle', event: 'exit', code: 0, signal: null, msg: 'The server exited with code 0.' }]);
+  }
+
+  test('a v1 log (raw escaped into strings) reads as the same records as the v2 log of the same frames', async () => {
+    const v2 = join(root, 'odd-v2.ndjson');
+    await logOf('fixtures/logs/odd-frames.txt', v2);
+    const lines = readFileSync(v2, 'utf8').split('\n').filter(Boolean);
+    // Frames of one-line JSON are written as JSON in v2; the others (plain text, a CR inside) as strings.
+    expect(lines.filter((l) => /"raw":[{[ ]/.test(l))).toHaveLength(14);
+    const withoutV = (records: LogRecord[]) => records.map(({ v: _v, ...rest }) => rest);
+    const [old, current] = [await readAllRecords(['fixtures/logs/odd-frames-v1.ndjson']), await readAllRecords([v2])];
+    expect(old.every((r) => r.v === 1) && current.every((r) => r.v === 2)).toBe(true);
+    expect(withoutV(current)).toEqual(withoutV(old));
+    // The frames themselves, exactly as they were on the wire.
+    const frames = readFileSync('fixtures/logs/odd-frames.txt', 'utf8').split('\n').filter(Boolean).map((l) => l.slice(2).replace(/\r$/, ''));
+    const raws = current.filter((r) => 'raw' in r && !('batch' in r && r.batch)).map((r) => (r as { raw: string }).raw);
+    for (const frame of frames) if (!frame.includes('hunter2') && !frame.startsWith('[')) expect(raws).toContain(frame);
   });
 });
