@@ -730,7 +730,7 @@ export class Redactor {
   /**
    * For LogWriter, which serializes each draft once: `json` is its fields as the line writes them (recordJson;
    * the writer may leave out the opening brace), and `exactJson` the same with every character as it is (see
-   * redactRecord). Returns `json` itself when nothing needs hiding (the common case costs one screen of it), else
+   * redactRecord; it may hold the writer's stamp before them, which can only make the screen look closer). Returns `json` itself when nothing needs hiding (the common case costs one screen of it), else
    * the JSON of a redacted copy. Never throws: should redaction itself fail, the record is written without its
    * content rather than with it.
    */

@@ -185,7 +185,8 @@ export class LogWriter implements RecordSink {
     // The one place every record passes: redaction here covers every tap. Usually one regex test.
     if (this.redactor) {
       const fields = text.slice(stamp.length, -1);
-      const json = this.redactor.redactJson(draft, fields, line.exact === text ? fields : line.exact.slice(stamp.length, -1));
+      // The exact text is read only past the prescreen, so it is passed whole (its stamp can only add a look).
+      const json = this.redactor.redactJson(draft, fields, line.exact === text ? fields : line.exact);
       if (json !== fields) text = `${stamp}${json.slice(1)}\n`;
     }
     destination.write(text, QUEUE_ALLOWANCE[draft.kind] ?? 1);
