@@ -1,15 +1,10 @@
 /**
- * The HTTP tap's forwarding of one request, as a wire would: header names as the client and the upstream wrote
- * them (rawHeaders), in their order, trailers both ways, heads up to MAX_HEADER_BYTES, and nothing added: no
- * Date, no X-Forwarded-*, and no Connection header of Node's own towards the client. Connection and
- * Keep-Alive pass as the peers wrote them, so each side's wish to keep the connection or close it is what the
- * other hears (towards the upstream, Node adds `Connection: keep-alive` when the client sent none: its pool
- * keeps the connection open). An Upgrade in a plain request (h2c) is not passed on: mcptap speaks HTTP/1.1.
- *
- * http-proxy did this before, and gave the upstream lower-cased names, dropped the trailers of both sides, and
- * kept Node's 16 KiB header limit. WebSocket upgrades still go through http-proxy (ws.ts).
- */
-import http from 'node:http';
+ * One request forwarded as a wire would: header names as written (rawHeaders), in their order, trailers both
+ * ways, heads up to MAX_HEADER_BYTES, nothing added (no Date, no X-Forwarded-*, no Connection of Node's own
+ * towards the client; Connection and Keep-Alive pass as the peers wrote them). http-proxy, used before,
+ * lower-cased names, dropped trailers and kept Node's 16 KiB limit. An Upgrade in a plain request (h2c) is not
+ * passed on: mcptap speaks HTTP/1.1.
+ */import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 

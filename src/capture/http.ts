@@ -1,16 +1,10 @@
 /**
- * The HTTP tap: a reverse proxy in front of an MCP server, Ollama or an OpenAI-compatible API that forwards every
- * byte as it arrives, both ways, and logs a copy.
- *
- * Forwarding is a `pipe` each way (http-relay.ts; http-proxy for WebSocket upgrades); the tap only adds `data`
- * listeners to the same streams, which never pause them, and hands a copy of each chunk to its inspector over the
- * channel (http-calls.ts, channel.ts), after the chunk has been written on, so decoding and logging never wait in
- * line with the traffic. Compressed bodies reach the client compressed; only the copy is decoded. Failures are the proxy's to
- * handle gracefully: an unreachable upstream gets a 502 with a JSON body that says why, a client that gives up
- * aborts the upstream request, an upstream that breaks off mid-stream ends the client's connection, and each gets
- * a record.
- */
-import http from 'node:http';
+ * The HTTP tap: a reverse proxy in front of an MCP server, Ollama or an OpenAI-compatible API. Every byte is
+ * forwarded as it arrives (http-relay.ts; http-proxy for WebSocket upgrades, ws.ts), and a copy of each chunk,
+ * once written on, goes over the channel to the inspector; compressed bodies reach the client compressed.
+ * An unreachable upstream gets a 502 that says why, a client that gives up aborts the upstream request, an
+ * upstream that breaks off mid-stream ends the client's connection, and each gets a record.
+ */import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';

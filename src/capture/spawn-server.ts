@@ -1,19 +1,11 @@
 /**
- * Spawning the wrapped server, on its own so the CLI can do it before loading the rest of mcptap.
+ * Spawning the wrapped server, on its own so the CLI can do it before loading the rest of mcptap: the server
+ * boots while mcptap loads (docs/benchmarks.md, Start-up). This module imports nothing of mcptap.
  *
- * A host waits for the server's first answer, and the server's start-up is most of that wait. Started first,
- * the server boots while mcptap loads its tap on the other core, instead of after it (measured without
- * NODE_EXTRA_CA_CERTS: the spawn moved from 88–101 ms to 48–58 ms after mcptap's own start). This module
- * therefore imports nothing of mcptap.
- *
- * The server may fail to start, or even exit, before anyone listens to it: its `error` and `exit` events are
- * held here and handed to the first listener, so nothing the tap must know about happens unheard. Its output is
- * held too. Node discards a child's stdout and stderr at its exit when nobody reads them (child_process's
- * flushStdio resumes every stream without a `readable` listener), so a server that prints why it failed and
- * exits at once would lose those words. A `readable` listener that reads nothing keeps them, and keeps
- * backpressure: the stream buffers up to its high-water mark and then leaves the rest in the pipe.
- */
-import { spawn as spawnPosix, type ChildProcess, type SpawnOptions } from 'node:child_process';
+ * Until the tap listens, the server's `error` and `exit` events and its output are held: Node discards an
+ * exited child's unread output (flushStdio resumes every stream without a `readable` listener), so a server
+ * that printed why it failed would lose those words. A `readable` listener that reads nothing keeps them.
+ */import { spawn as spawnPosix, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 

@@ -1,18 +1,12 @@
 /**
- * The stdio tap: spawns the real MCP server, relays bytes unchanged both ways, and logs a copy.
+ * The stdio tap: spawns the real MCP server and relays bytes unchanged both ways with `pipe`, registered before
+ * the tap's own `data` listeners, so each chunk is handed on before mcptap looks at it; the copy goes over the
+ * channel to the inspector. Nothing but the child's own stdout ever reaches our stdout.
  *
- * Forwarding uses `pipe`, registered before the tap's own `data` listener, so every chunk is handed to the other
- * side before mcptap looks at it, and backpressure works as if mcptap were not there. The copy goes to the
- * inspector (stdio-inspector.ts: framed into lines, decoded by an McpSession, logged), which runs on an
- * inspection thread so its work never waits in line with the relay. Nothing but the child's own stdout ever
- * reaches our stdout.
- *
- * mcptap owns its child's life: signals are forwarded (to the child's whole process group on POSIX, so `npx`
- * and `uv run` grandchildren go too) and escalate to SIGKILL after a grace period (unref'd timers); stdin EOF
- * is passed on, and once the server owes the client no answer it gets the MCP SDK's escalation (wait → SIGTERM →
- * wait → SIGKILL); processes the server leaves behind in its group are ended; the child's exit code becomes ours.
- */
-import type { ChildProcess } from 'node:child_process';
+ * mcptap owns its child's life: signals reach the child's whole process group (`npx`, `uv run` grandchildren)
+ * and escalate to SIGKILL after a grace period; stdin EOF is passed on, with the MCP SDK's escalation once no
+ * answer is owed; processes left in the group are ended; the child's exit code becomes ours.
+ */import type { ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';

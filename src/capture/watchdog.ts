@@ -1,19 +1,10 @@
 /**
- * No orphans, even when mcptap is killed with SIGKILL.
- *
- * Node has no PR_SET_PDEATHSIG, and a SIGKILLed mcptap runs no code at all. Two things still happen when it
- * dies, whatever the cause: the kernel closes every pipe it held. The wrapped server's stdin is one of them, so a
- * server that exits on EOF (the MCP SDK's servers do) goes by itself. For servers that ignore EOF (and perhaps
- * SIGTERM too), mcptap starts a watchdog: a tiny `/bin/sh` that blocks reading a pipe only mcptap holds. When
- * mcptap ends normally it writes `done` and the watchdog leaves; when the pipe closes without `done`, mcptap is
- * gone, and the watchdog sends SIGTERM to the server's process group, waits the grace period, then SIGKILL —
- * the same escalation mcptap itself uses.
- *
- * The shell costs about a megabyte and no CPU while it waits. It runs in its own process group, so a Ctrl-C
- * meant for mcptap does not reach it (mcptap forwards signals itself). POSIX only: on Windows there is no process
- * group to kill this way, and the server is left to notice its closed stdin.
- */
-import { spawn, type ChildProcess } from 'node:child_process';
+ * No orphans, even when mcptap is SIGKILLed (Node has no PR_SET_PDEATHSIG). The kernel closes mcptap's pipes,
+ * so a server that exits on stdin EOF goes by itself; for the others a tiny `/bin/sh` blocks reading a pipe only
+ * mcptap holds: `done` means mcptap ended normally, EOF without it that mcptap is gone, and the watchdog ends the
+ * server's process group (SIGTERM, the grace period, SIGKILL). It has its own process group, so a Ctrl-C meant
+ * for mcptap does not reach it; POSIX only.
+ */import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 
 /** `$1` is the process group, `$2` the grace period in whole seconds. */

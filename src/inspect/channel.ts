@@ -1,14 +1,10 @@
 /**
- * The channel: the one way a tap hands its copy of the traffic to an inspector. A tap posts calls (`[kind, …]`
- * arrays, in traffic order) and never waits; the inspector carries them out on an inspection thread
- * (channel-thread.ts), or inline on this thread when the caller wants the records here (a sink, onRecord).
- *
- * A chunk's bytes are copied once, into a ring of shared memory the thread reads them from; the ring is the
- * backlog's bound: a copy that does not fit is refused, and the tap logs what it skipped. The calls are batched
- * for BATCH_DELAY_MS and posted as one message, a chunk's call as six numbers: every post wakes the thread, and
- * on a small machine the wakes cost the relay more than the work. The traffic never waits for the channel.
- */
-import { closeSync } from 'node:fs';
+ * The channel: the one way a tap hands its copy of the traffic to an inspector, on an inspection thread
+ * (channel-thread.ts) or inline. A tap posts calls (`[kind, …]`, in traffic order) and never waits. A chunk's
+ * bytes are copied once, into a ring of shared memory the thread reads them from; the ring is the backlog's
+ * bound, and a copy that does not fit is refused (the tap logs what it skipped). Calls are batched for
+ * BATCH_DELAY_MS and posted as one message: every post wakes the thread, and the wakes cost the relay CPU.
+ */import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { youngGenerationKeptSmall } from './young-generation.js';
 import type { InspectorLogConfig } from './inspector-log.js';
