@@ -28,6 +28,9 @@ export const HTTP_CALL = {
 
 export type HttpCall = readonly unknown[];
 
+/** Both clocks, for a call's time and mono. A chunk's listener reads them itself: spread, this builds an array. */
+export const now = (): [number, number] => [Date.now(), performance.now()];
+
 /** Everything the inspector needs that can cross to another thread (plain data only). */
 export interface HttpInspectorConfig extends InspectorLogConfig {
   maxBody: number;
@@ -37,13 +40,13 @@ export interface HttpInspectorConfig extends InspectorLogConfig {
 
 export type ErrorSummary = { name: string; code?: string; message: string };
 
-/** The HTTP tap's side: one method per event, each becoming a call in traffic order. */
 /**
  * The HTTP backlog bound: a skip only ends the inspection of the exchange it cuts, and a model's stream is many
  * small chunks, so a small bound keeps a long flood (a 1 GB body) from costing memory.
  */
 export const HTTP_MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
 
+/** The HTTP tap's side: one method per event, each becoming a call in traffic order. */
 export class HttpCalls {
   private count = 0;
   /** Exchanges whose copies stopped once inspection fell behind: the rest of them is only counted. */

@@ -12,7 +12,7 @@ import httpProxy from 'http-proxy';
 import type { RedactRules } from '../log/redact.js';
 import { logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import { openLogForInspection } from '../inspect/inspector-log.js';
-import { HTTP_MAX_BACKLOG_BYTES, HttpCalls, type HttpInspectorConfig } from './http-calls.js';
+import { HTTP_MAX_BACKLOG_BYTES, HttpCalls, now, type HttpInspectorConfig } from './http-calls.js';
 import { openChannel } from '../inspect/channel.js';
 import { tapWebSocket } from './ws.js';
 import { MAX_HEADER_BYTES, relayRequest } from './http-relay.js';
@@ -109,9 +109,7 @@ interface HttpTapContext {
 }
 
 // Each chunk goes to the inspection after the forwarding `pipe` has written it on: the `data` listeners are
-// registered after the relay's, and the calls are posted (or, inline, carried out) in a later turn. The chunk
-// listeners read the two clocks themselves rather than spread now(), which builds an array per chunk.
-const now = (): [number, number] => [Date.now(), performance.now()];
+// registered after the relay's, and the calls are posted (or, inline, carried out) in a later turn.
 
 /** Start the proxy. Resolves once it listens. */
 export async function startHttpTap(options: HttpTapOptions): Promise<HttpTap> {

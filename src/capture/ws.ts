@@ -7,7 +7,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type httpProxy from 'http-proxy';
-import type { HttpCalls } from './http-calls.js';
+import { now, type HttpCalls } from './http-calls.js';
 
 export interface WebSocketTapContext {
   proxy: httpProxy;
@@ -23,8 +23,6 @@ export interface WebSocketTapContext {
 /** Proxy one upgrade request and tap the messages of the connection it opens. */
 export function tapWebSocket(ctx: WebSocketTapContext): void {
   const { proxy, req, socket, head, x, inspection, tracked } = ctx;
-  // The data listeners read the two clocks themselves rather than spread now(), which builds an array per chunk.
-  const now = (): [number, number] => [Date.now(), performance.now()];
   inspection.requestEnd(x, ...now());
   // http-proxy creates the upstream request synchronously inside ws(): catch it to watch its answer.
   const onProxyReq = (proxyReq: http.ClientRequest, r: http.IncomingMessage): void => {
