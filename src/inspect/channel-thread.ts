@@ -67,93 +67,112 @@ class BatchReader {
 /** Serve the channel on `port` with `inspector`. */
 export function serve(port: MessagePort, inspector: Inspector, counters: Int32Array, ring: Buffer): void {
   yieldToTheTraffic();
-  const pending: BatchReader[] = [];
-  let scheduled = false;
-  let closing = false;
+  const server = new ChannelServer(port, inspector, counters);
+  port.on('message', (batch: PostedBatch) => server.receive(new BatchReader(batch, ring)));
+  Atomics.store(counters, SLOT.ready, 1);
+}
+
+/** The thread's end: batches carried out in order, in slices, while the log keeps up with them. */
+class ChannelServer {
+  private readonly pending: BatchReader[] = [];
+  private scheduled = false;
+  private closing = false;
+  /** Calls the tap stopped the drain of, counted until the last call comes (it may still be on its way). */
+  private readonly skipped = { chunks: 0, bytes: 0 };
+
+  constructor(
+    private readonly port: MessagePort,
+    private readonly inspector: Inspector,
+    private readonly counters: Int32Array,
+  ) {}
+
+  receive(batch: BatchReader): void {
+    this.pending.push(batch);
+    if (batch.batch.atExit) this.writeBeforeExit();
+    else this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.work());
+  }
+
+  private get stopped(): boolean {
+    return Atomics.load(this.counters, SLOT.stop) === 1;
+  }
+
+  private work(): void {
+    this.scheduled = false;
+    if (this.closing) return;
+    if (this.stopped) return this.abandon();
+    if (logsBacklogged()) return this.waitForTheDisk();
+    this.carryOutWhile((done, taken) => done < SLICE_CALLS && taken < SLICE_BYTES);
+    if (this.pending.length > 0) this.schedule();
+  }
+
+  /** The disk is behind: wait for it rather than drop records; a stop still ends the wait at once. */
+  private waitForTheDisk(): void {
+    this.scheduled = true;
+    const poll = setInterval(() => {
+      if (!this.stopped) return;
+      clearInterval(poll);
+      this.work();
+    }, 20);
+    void whenLogsDrained().then(() => {
+      clearInterval(poll);
+      if (this.scheduled) this.work();
+    });
+  }
 
   /** Carry out calls while `more` allows, then update the shared counters. */
-  const carryOutWhile = (more: (done: number, taken: number) => boolean): void => {
+  private carryOutWhile(more: (done: number, taken: number) => boolean): void {
     let taken = 0;
     let done = 0;
-    while (pending.length > 0 && more(done, taken)) {
-      const batch = pending[0]!;
+    while (this.pending.length > 0 && more(done, taken)) {
+      const batch = this.pending[0]!;
       const next = batch.next();
       if (next !== undefined) {
-        if (batch.done && batch.batch.last) {
-          close(next.call);
-          return;
-        }
-        inspector.apply(next.call);
+        if (batch.done && batch.batch.last) return this.close(next.call);
+        this.inspector.apply(next.call);
         taken += next.bytes;
         done++;
       }
-      if (batch.done) pending.shift();
+      if (batch.done) this.pending.shift();
     }
-    Atomics.add(counters, SLOT.taken, taken);
-    const figures = inspector.report?.() ?? [];
-    for (let i = 0; i < figures.length; i++) Atomics.store(counters, FIRST_REPORT_SLOT + i, figures[i]!);
+    Atomics.add(this.counters, SLOT.taken, taken);
+    const figures = this.inspector.report?.() ?? [];
+    for (let i = 0; i < figures.length; i++) Atomics.store(this.counters, FIRST_REPORT_SLOT + i, figures[i]!);
     // After the figures: a tap that sees every call carried out also sees their effect.
-    Atomics.add(counters, SLOT.done, done);
-  };
-  const close = (last: unknown[]): void => {
-    closing = true;
-    pending.length = 0;
-    void inspector.close(last).then(() => port.close());
-  };
-  /** Calls the tap stopped the drain of, counted until the last call comes (it may still be on its way). */
-  const skipped = { chunks: 0, bytes: 0 };
+    Atomics.add(this.counters, SLOT.done, done);
+  }
+
+  private close(last: unknown[]): void {
+    this.closing = true;
+    this.pending.length = 0;
+    void this.inspector.close(last).then(() => this.port.close());
+  }
+
   /** The tap stopped the drain: count what is left, and once the last call is here say it once and close. */
-  const abandon = (): void => {
-    for (const batch of pending.splice(0)) {
+  private abandon(): void {
+    for (const batch of this.pending.splice(0)) {
       const left = batch.left();
-      skipped.chunks += left.chunks;
-      skipped.bytes += left.bytes;
+      this.skipped.chunks += left.chunks;
+      this.skipped.bytes += left.bytes;
       if (!batch.batch.last) continue;
-      inspector.abandoned(skipped.chunks, skipped.bytes);
-      close(batch.batch.calls.at(-1) as unknown[]);
+      this.inspector.abandoned(this.skipped.chunks, this.skipped.bytes);
+      this.close(batch.batch.calls.at(-1) as unknown[]);
     }
-  };
-  const work = (): void => {
-    scheduled = false;
-    if (closing) return;
-    if (Atomics.load(counters, SLOT.stop) === 1) return abandon();
-    if (logsBacklogged()) {
-      // The disk is behind: wait for it, not drop; a stop still ends the wait at once (see the stop poll).
-      scheduled = true;
-      const poll = setInterval(() => {
-        if (Atomics.load(counters, SLOT.stop) === 1) {
-          clearInterval(poll);
-          work();
-        }
-      }, 20);
-      void whenLogsDrained().then(() => {
-        clearInterval(poll);
-        if (scheduled) work();
-      });
-      return;
-    }
-    carryOutWhile((done, taken) => done < SLICE_CALLS && taken < SLICE_BYTES);
-    if (pending.length > 0) schedule();
-  };
-  const schedule = (): void => {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(work);
-  };
+  }
+
   /** The main thread is exiting and blocks until the log is written (ThreadChannel.handOverAtExit). */
-  const writeBeforeExit = (): void => {
+  private writeBeforeExit(): void {
     const until = performance.now() + EXIT_WAIT_MS / 2;
-    carryOutWhile(() => performance.now() < until);
+    this.carryOutWhile(() => performance.now() < until);
     flushOpenWriters();
-    Atomics.store(counters, SLOT.exitWritten, 1);
-    Atomics.notify(counters, SLOT.exitWritten);
-  };
-  port.on('message', (batch: PostedBatch) => {
-    pending.push(new BatchReader(batch, ring));
-    if (batch.atExit) writeBeforeExit();
-    else schedule();
-  });
-  Atomics.store(counters, SLOT.ready, 1);
+    Atomics.store(this.counters, SLOT.exitWritten, 1);
+    Atomics.notify(this.counters, SLOT.exitWritten);
+  }
 }
 
 /** Below the relay's priority, on Linux only (elsewhere it would lower the whole process); refused is fine. */
