@@ -4,7 +4,7 @@
  * five of each file, then how many more), and one exit-code rule: logs in which nothing is a record could not
  * be read (EMPTY_LOG, exit 2), like a path that does not exist.
  */
-import { readAllRecords, type ReadLogsOptions } from '../log/reader.js';
+import { holdsLlmCalls, listLogFiles, readAllRecords, readLogs, type ReadLogsOptions } from '../log/reader.js';
 import { SkippedLines } from '../log/skipped-lines.js';
 import type { LogRecord } from '../log/schema.js';
 import { McptapError } from '../types.js';
@@ -17,6 +17,32 @@ export async function readLogRecords(paths: readonly string[], options: Pick<Rea
   skipped.finish();
   if (records.length === 0) throw emptyLogs(paths, skipped.total);
   return records;
+}
+
+/** The logs a reading command streams: their files, and whether they hold LLM calls (told before the first record). */
+export interface LogStream {
+  files: string[];
+  haveLlm: boolean;
+  /** Every record, merged by time; says what was skipped, and throws EMPTY_LOG at the end when there were none. */
+  records: AsyncGenerator<LogRecord>;
+}
+
+/** The records of the logs given, as a stream: the reading commands print as they go and hold a window, not the logs. */
+export async function streamLogRecords(paths: readonly string[], options: Pick<ReadLogsOptions, 'progress' | 'slim'> = {}): Promise<LogStream> {
+  const files = await listLogFiles(paths, { onNote: printNote });
+  const haveLlm = await holdsLlmCalls(files);
+  return { files, haveLlm, records: recordsOf(paths, files, options) };
+}
+
+async function* recordsOf(paths: readonly string[], files: readonly string[], options: Pick<ReadLogsOptions, 'progress' | 'slim'>): AsyncGenerator<LogRecord> {
+  const skipped = new SkippedLines(printNote);
+  let n = 0;
+  for await (const { record } of readLogs(files, { ...options, onProblem: skipped.add })) {
+    n++;
+    yield record;
+  }
+  skipped.finish();
+  if (n === 0) throw emptyLogs(paths, skipped.total);
 }
 
 /** The sentence for logs that hold no record at all. */

@@ -7,13 +7,13 @@ import { writePrivateFile } from '../log/open-file.js';
 import { buildTimeline, formatTimeline } from '../trace/timeline.js';
 import { formatHtml } from '../trace/html.js';
 import { formatMermaid } from '../trace/mermaid.js';
-import { formatPretty } from '../trace/pretty.js';
 import { formatRoundTripSummary } from '../trace/summary.js';
-import { formatTraceJson } from '../trace/json.js';
+import { writeJsonView, writePrettyView } from '../trace/write-view.js';
 import { linkTrace } from '../trace/link.js';
-import { readLogRecords } from './read-logs.js';
+import { readLogRecords, streamLogRecords } from './read-logs.js';
+import { Output } from './output.js';
 import { McptapError } from '../types.js';
-import { fail, logPaths, wantColor, type RegisterCommand } from './shared.js';
+import { fail, logPaths, printNote, wantColor, type RegisterCommand } from './shared.js';
 import { fitWidth, terminalWidth } from './fit-width.js';
 import { startProgress } from './progress.js';
 
@@ -54,30 +54,36 @@ export const registerView: RegisterCommand = (cli) =>
         const out = argv.out as string | undefined;
         const color = out === undefined && wantColor(argv.color as boolean | undefined);
         const width = out === undefined ? terminalWidth(process.stdout, argv.wide as boolean) : undefined;
+        const link = window !== undefined ? { windowMs: window * 1000 } : {};
+        const fit = (line: string): string => fitWidth(line, width);
         const progress = startProgress();
+        if (format === 'pretty' || format === 'json') {
+          // These two stream: the records pass through, the linker holds a window of them.
+          const stream = await streamLogRecords(logPaths(argv, 'view'), { progress: progress.read, slim: true });
+          const output = await Output.to(out);
+          const viewOptions = { link: { ...link, haveLlm: stream.haveLlm }, fit };
+          const done = format === 'json' ? await writeJsonView(stream.records, output, viewOptions) : await writePrettyView(stream.records, output, { ...viewOptions, color, relative: argv.relative as boolean });
+          await output.close();
+          progress.done();
+          for (const note of done.notes) printNote(note);
+          if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records} records to ${out}\n`);
+          return;
+        }
         const records = await readLogRecords(logPaths(argv, 'view'), { progress: progress.read, slim: format !== 'html' });
         progress.phase(`linking ${records.length.toLocaleString('en')} records`);
-        const trace = linkTrace(records, window !== undefined ? { windowMs: window * 1000 } : {});
+        const trace = linkTrace(records, { ...link, onNote: printNote });
         progress.phase(`writing the ${format} view`);
         let text: string;
         switch (format) {
-          case 'json':
-            text = lines(formatTraceJson(trace));
-            break;
           case 'mermaid':
             text = formatMermaid(buildTimeline(records, trace));
             break;
           case 'html':
             text = formatHtml(records, trace, buildTimeline(records, trace));
             break;
-          case 'timeline': {
-            const summary = formatRoundTripSummary(trace, { color });
-            text = lines([...formatTimeline(buildTimeline(records, trace), { color }), ...(summary.length ? ['', ...summary] : [])].map((l) => fitWidth(l, width)));
-            break;
-          }
           default: {
             const summary = formatRoundTripSummary(trace, { color });
-            text = lines([...formatPretty(records, { color, relative: argv.relative as boolean }), ...(summary.length ? ['', ...summary] : [])].map((l) => fitWidth(l, width)));
+            text = lines([...formatTimeline(buildTimeline(records, trace), { color }), ...(summary.length ? ['', ...summary] : [])].map(fit));
           }
         }
         progress.done();

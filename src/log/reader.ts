@@ -265,6 +265,42 @@ class MergeHeap {
   }
 }
 
+/** The text every LLM call's record holds (`llm-request`, `llm-response`, `llm-error`), as the writer writes it. */
+const LLM_KIND = Buffer.from('"kind":"llm-');
+
+/**
+ * Whether any of these log files holds an LLM call, found before the logs are read: a streaming reader needs to
+ * know it from the first record on (the linker says an MCP call had no model call only when the logs hold LLM
+ * calls). A byte search for the kind, each hit confirmed by reading its line as a record; a folder of MCP logs
+ * costs a read of their bytes, not a parse.
+ */
+export async function holdsLlmCalls(files: readonly string[]): Promise<boolean> {
+  for (const file of files) if (await fileHoldsLlmCall(file)) return true;
+  return false;
+}
+
+async function fileHoldsLlmCall(file: string): Promise<boolean> {
+  let hit = false;
+  let tail: Buffer = Buffer.alloc(0);
+  const input = createReadStream(file, { highWaterMark: 1 << 20 });
+  try {
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      const data = tail.length > 0 ? Buffer.concat([tail, chunk]) : chunk;
+      if (data.indexOf(LLM_KIND) !== -1) {
+        hit = true;
+        break;
+      }
+      tail = data.subarray(Math.max(0, data.length - LLM_KIND.length + 1));
+    }
+  } finally {
+    input.destroy();
+  }
+  if (!hit) return false;
+  // The text may be inside a frame's JSON: only a record of that kind counts.
+  for await (const { record } of readLogFile(file)) if (record.kind === 'llm-request' || record.kind === 'llm-response' || record.kind === 'llm-error') return true;
+  return false;
+}
+
 /** All records of the given logs, merged by time. For views and checks over logs that fit in memory. */
 export async function readAllRecords(paths: readonly string[], options: ReadLogsOptions = {}): Promise<LogRecord[]> {
   const records: LogRecord[] = [];

@@ -16,20 +16,41 @@ type Colour = keyof typeof CODES;
 
 /** Format records as timeline lines (no trailing newline on each). */
 export function formatPretty(records: readonly LogRecord[], options: PrettyOptions): string[] {
-  const paint = (colour: Colour, text: string): string => (options.color ? `\u001b[${CODES[colour]}m${text}\u001b[0m` : text);
   const first = records[0]?.time ?? 0;
-  const labelWidth = Math.min(16, widest(records, (r) => (r.label ?? '').length));
-  return records.map((r) => {
-    const time = options.relative ? `+${((r.time - first) / 1000).toFixed(3)}s` : clock(r.time);
-    const label = (r.label ?? '').padEnd(labelWidth).slice(0, labelWidth);
-    const arrow = r.dir === 'c2s' ? '\u2192' : r.dir === 's2c' ? '\u2190' : '\u00b7';
-    const kind = kindColumn(r);
-    const colour = colourOf(r);
-    const what = [methodColumn(r), latencyColumn(r)].filter(Boolean).join(' ');
-    return [paint('gray', time), paint('cyan', label), arrow, paint(colour, kind.padEnd(12)), what ? paint('magenta', what) : '', r.msg]
-      .filter((part) => part !== '')
-      .join(' ');
-  });
+  const labelWidth = prettyLabelWidth(widest(records, (r) => (r.label ?? '').length));
+  return records.map((r) => joinPretty(prettyParts(r, first, options), labelWidth, options));
+}
+
+/** One record's line before the label column's width is known: its time, label, and the rest (coloured). */
+export interface PrettyParts {
+  time: string;
+  label: string;
+  rest: string;
+}
+
+/** The label column is as wide as the longest label, at most 16. */
+export function prettyLabelWidth(longestLabel: number): number {
+  return Math.min(16, longestLabel);
+}
+
+/** A record's line, in parts: `first` is the first record's time (for --relative). */
+export function prettyParts(r: LogRecord, first: number, options: PrettyOptions): PrettyParts {
+  const paint = painter(options);
+  const time = options.relative ? `+${((r.time - first) / 1000).toFixed(3)}s` : clock(r.time);
+  const arrow = r.dir === 'c2s' ? '\u2192' : r.dir === 's2c' ? '\u2190' : '\u00b7';
+  const what = [methodColumn(r), latencyColumn(r)].filter(Boolean).join(' ');
+  const rest = [arrow, paint(colourOf(r), kindColumn(r).padEnd(12)), what ? paint('magenta', what) : '', r.msg].filter((part) => part !== '').join(' ');
+  return { time, label: r.label ?? '', rest };
+}
+
+/** The line of `prettyParts`, its label cut or padded to the column. */
+export function joinPretty(parts: PrettyParts, labelWidth: number, options: PrettyOptions): string {
+  const paint = painter(options);
+  return [paint('gray', parts.time), paint('cyan', parts.label.padEnd(labelWidth).slice(0, labelWidth)), parts.rest].filter((part) => part !== '').join(' ');
+}
+
+function painter(options: PrettyOptions): (colour: Colour, text: string) => string {
+  return (colour, text) => (options.color ? `\u001b[${CODES[colour]}m${text}\u001b[0m` : text);
 }
 
 function clock(epochMs: number): string {
