@@ -17,7 +17,8 @@
  * many): a request with no response in such a log is `unknown`, not unanswered.
  */
 import type { LogRecord } from '../log/schema.js';
-import { linkTrace } from '../trace/link.js';
+import { isLlmCall, type TraceDiagnostic } from '../trace/link.js';
+import { TraceLinker } from '../trace/linker.js';
 
 /** What check can fail on. */
 export type CheckSignal = 'start' | 'errors' | 'invalid' | 'unanswered' | 'broken' | 'tool-errors';
@@ -78,61 +79,89 @@ export interface CheckReport {
 
 /** Check records (of one or more logs, as readAllRecords gives them). */
 export function checkRecords(records: readonly LogRecord[], options: { failOn?: readonly CheckSignal[] } = {}): CheckReport {
-  const failOn = [...(options.failOn ?? DEFAULT_FAIL_ON)];
-  const findings: Finding[] = [];
-  const sessions = new Map<string, SessionSummary>();
-  const summary = (r: LogRecord): SessionSummary => {
-    let s = sessions.get(r.session);
-    if (!s) {
-      s = { session: r.session, label: r.label, channel: r.channel, records: 0, requests: 0, llmCalls: 0, dropped: 0, unknown: 0, counts: { start: 0, errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } };
-      sessions.set(r.session, s);
-    }
-    return s;
-  };
-  const find = (signal: CheckSignal, r: { session: string; label?: string; seq?: number; time: number }, message: string): void => {
-    const s = sessions.get(r.session);
-    if (s) s.counts[signal]++;
-    findings.push({ signal, session: r.session, label: r.label ?? s?.label ?? r.session, ...(r.seq !== undefined ? { seq: r.seq } : {}), time: r.time, message });
-  };
-
-  // Requests by (session, seq), to find the unanswered ones at the end.
-  const requests = new Map<string, Extract<LogRecord, { kind: 'request' }>>();
-  const settled = new Set<string>();
-  const key = (session: string, seq: number): string => `${session}#${seq}`;
-  /** `pending` records whose request the log lost: requests all the same. */
-  const pendingOnly: { session: string; requestSeq: number }[] = [];
-
+  const checker = new Checker(options);
+  const linker = new TraceLinker({ haveLlm: records.some(isLlmCall) });
   for (const r of records) {
-    const s = summary(r);
+    checker.push(r);
+    linker.push(r);
+  }
+  return checker.finish(linker.end().diagnostics);
+}
+
+/**
+ * Check a stream of records (readLogs' order) with bounded memory: the checks and the linker take each record as
+ * it comes. `haveLlm`: whether the logs hold LLM calls (read-logs knows before the stream starts).
+ */
+export async function checkStream(records: AsyncIterable<LogRecord>, options: { failOn?: readonly CheckSignal[]; haveLlm?: boolean } = {}): Promise<{ report: CheckReport; notes: string[] }> {
+  const checker = new Checker(options);
+  const linker = new TraceLinker(options.haveLlm !== undefined ? { haveLlm: options.haveLlm } : {});
+  for await (const r of records) {
+    checker.push(r);
+    linker.push(r);
+  }
+  const end = linker.end();
+  return { report: checker.finish(end.diagnostics), notes: end.notes };
+}
+
+/** Key of a request within its session's log. */
+function key(session: string, seq: number): string {
+  return `${session}#${seq}`;
+}
+
+/**
+ * The checks over a stream of records: counters per session, the requests still unanswered, and the findings
+ * (what CI reads). Memory grows with the sessions, the open requests and what is found, not with the records.
+ */
+export class Checker {
+  private readonly failOn: CheckSignal[];
+  private readonly findings: Finding[] = [];
+  private readonly sessions = new Map<string, SessionSummary>();
+  /**
+   * Requests not yet answered, by (session, seq), in the order sent; `settled` once cancelled (no answer is
+   * due, but the `pending` record that may follow is about a request the log holds).
+   */
+  private readonly open = new Map<string, { request: Extract<LogRecord, { kind: 'request' }>; settled: boolean }>();
+  private readonly starts = new StartFailures();
+
+  constructor(options: { failOn?: readonly CheckSignal[] } = {}) {
+    this.failOn = [...(options.failOn ?? DEFAULT_FAIL_ON)];
+  }
+
+  push(r: LogRecord): void {
+    const s = this.summary(r);
     s.records++;
+    this.starts.push(r);
     switch (r.kind) {
       case 'request':
         s.requests++;
-        requests.set(key(r.session, r.seq), r);
+        this.open.set(key(r.session, r.seq), { request: r, settled: false });
         // Headers that disagree with the body: the server rejects the request (2026-07-28, -32020).
-        if (r.headerMismatch) find('invalid', r, r.msg);
+        if (r.headerMismatch) this.find('invalid', r, r.msg);
         break;
       case 'response':
-        if (r.requestSeq !== undefined) settled.add(key(r.session, r.requestSeq));
+        if (r.requestSeq !== undefined) this.open.delete(key(r.session, r.requestSeq));
         // An error to server/discover is a 2025 server telling a probing client to fall back: not a failure.
-        if (r.error && !r.versionFallback) find('errors', r, r.msg);
-        else if (r.isError === true) find('tool-errors', r, r.msg);
+        if (r.error && !r.versionFallback) this.find('errors', r, r.msg);
+        else if (r.isError === true) this.find('tool-errors', r, r.msg);
         break;
       case 'notification':
         // A cancelled request is not to be answered: it is settled by the cancellation.
-        if (r.method === 'notifications/cancelled' && r.requestSeq !== undefined) settled.add(key(r.session, r.requestSeq));
+        if (r.method === 'notifications/cancelled' && r.requestSeq !== undefined) {
+          const open = this.open.get(key(r.session, r.requestSeq));
+          if (open) open.settled = true;
+        }
         break;
       case 'invalid':
-        find('invalid', r, r.msg);
+        this.find('invalid', r, r.msg);
         break;
       case 'pending':
-        settled.add(key(r.session, r.requestSeq));
-        pendingOnly.push({ session: r.session, requestSeq: r.requestSeq });
+        // A `pending` record whose request the log lost is a request all the same.
+        if (!this.open.delete(key(r.session, r.requestSeq))) s.requests++;
         // A subscription (subscriptions/listen) is a stream that ends, not a call left unanswered.
-        if (!r.subscription) find('unanswered', r, r.msg);
+        if (!r.subscription) this.find('unanswered', r, r.msg);
         break;
       case 'llm-error':
-        find('errors', r, r.msg);
+        this.find('errors', r, r.msg);
         break;
       case 'llm-request':
         s.llmCalls++;
@@ -141,31 +170,49 @@ export function checkRecords(records: readonly LogRecord[], options: { failOn?: 
         s.dropped += droppedCount(r);
         break;
       case 'http-response':
-        if (r.status >= 500) find('errors', r, r.msg);
+        if (r.status >= 500) this.find('errors', r, r.msg);
         break;
       default:
         break;
     }
   }
-  for (const p of pendingOnly) if (!requests.has(key(p.session, p.requestSeq))) sessions.get(p.session)!.requests++;
-  for (const [k, request] of requests) {
-    if (settled.has(k)) continue;
-    const s = sessions.get(request.session)!;
-    // Its response may be among the records the log dropped.
-    if (s.dropped > 0) {
-      s.unknown++;
-      continue;
+
+  /** The report, with the trace's broken round trips (`diagnostics`, from the linker over the same records). */
+  finish(diagnostics: readonly TraceDiagnostic[]): CheckReport {
+    for (const { request, settled } of this.open.values()) {
+      if (settled) continue;
+      const s = this.sessions.get(request.session)!;
+      // Its response may be among the records the log dropped.
+      if (s.dropped > 0) {
+        s.unknown++;
+        continue;
+      }
+      this.find('unanswered', request, `${request.dir === 'c2s' ? 'The client' : 'The server'}'s request ${request.method}${request.tool ? ` ${request.tool}` : ''} #${String(request.id)} has no response in the log (the log ends before it was answered).`);
     }
-    find('unanswered', request, `${request.dir === 'c2s' ? 'The client' : 'The server'}'s request ${request.method}${request.tool ? ` ${request.tool}` : ''} #${String(request.id)} has no response in the log (the log ends before it was answered).`);
+    for (const failed of this.starts.failures) this.find('start', failed.record, failed.message);
+    for (const d of diagnostics) {
+      // Only what the linker is sure of: with no MCP log at all it cannot tell where a tool ran (level info).
+      if ((d.code !== 'tool-not-run' && d.code !== 'result-not-fed-back') || d.level !== 'warn') continue;
+      this.find('broken', { session: d.session ?? '', time: d.time, ...(d.seq !== undefined ? { seq: d.seq } : {}) }, d.msg);
+    }
+    this.findings.sort((a, b) => a.time - b.time);
+    return { sessions: [...this.sessions.values()], findings: this.findings, failOn: this.failOn, failed: this.findings.some((f) => this.failOn.includes(f.signal)) };
   }
-  for (const failed of startFailures(records)) find('start', failed.record, failed.message);
-  for (const d of linkTrace(records).diagnostics) {
-    // Only what the linker is sure of: with no MCP log at all it cannot tell where a tool ran (level info).
-    if ((d.code !== 'tool-not-run' && d.code !== 'result-not-fed-back') || d.level !== 'warn') continue;
-    find('broken', { session: d.session ?? '', time: d.time, ...(d.seq !== undefined ? { seq: d.seq } : {}) }, d.msg);
+
+  private summary(r: LogRecord): SessionSummary {
+    let s = this.sessions.get(r.session);
+    if (!s) {
+      s = { session: r.session, label: r.label, channel: r.channel, records: 0, requests: 0, llmCalls: 0, dropped: 0, unknown: 0, counts: { start: 0, errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } };
+      this.sessions.set(r.session, s);
+    }
+    return s;
   }
-  findings.sort((a, b) => a.time - b.time);
-  return { sessions: [...sessions.values()], findings, failOn, failed: findings.some((f) => failOn.includes(f.signal)) };
+
+  private find(signal: CheckSignal, r: { session: string; label?: string; seq?: number; time: number }, message: string): void {
+    const s = this.sessions.get(r.session);
+    if (s) s.counts[signal]++;
+    this.findings.push({ signal, session: r.session, label: r.label ?? s?.label ?? r.session, ...(r.seq !== undefined ? { seq: r.seq } : {}), time: r.time, message });
+  }
 }
 
 /** How many records a lifecycle warning says the log dropped (`dropped`; older logs say it only in `msg`). */
@@ -181,25 +228,25 @@ function droppedCount(r: Extract<LogRecord, { kind: 'lifecycle' }>): number {
  * exited with 126 or 127 (not executable, not found: what shells say when they could not run it), or it exited
  * with any other error before it sent a single frame.
  */
-function startFailures(records: readonly LogRecord[]): { record: LogRecord; message: string }[] {
-  const spoke = new Set<string>();
+class StartFailures {
+  private readonly spoke = new Set<string>();
   /** Wrapped servers by session: whether a child was spawned, and mcptap's last warning. */
-  const wrapped = new Map<string, { spawned: boolean; warning?: string }>();
-  const out: { record: LogRecord; message: string }[] = [];
-  for (const r of records) {
-    if ((r.kind === 'request' || r.kind === 'response' || r.kind === 'notification' || r.kind === 'invalid') && r.dir === 's2c') spoke.add(r.session);
-    if (r.kind !== 'lifecycle') continue;
-    if (r.event === 'start' && r.command !== undefined) wrapped.set(r.session, { spawned: r.childPid !== undefined });
-    const server = wrapped.get(r.session);
-    if (!server) continue;
+  private readonly wrapped = new Map<string, { spawned: boolean; warning?: string }>();
+  readonly failures: { record: LogRecord; message: string }[] = [];
+
+  push(r: LogRecord): void {
+    if ((r.kind === 'request' || r.kind === 'response' || r.kind === 'notification' || r.kind === 'invalid') && r.dir === 's2c') this.spoke.add(r.session);
+    if (r.kind !== 'lifecycle') return;
+    if (r.event === 'start' && r.command !== undefined) this.wrapped.set(r.session, { spawned: r.childPid !== undefined });
+    const server = this.wrapped.get(r.session);
+    if (!server) return;
     if (r.event === 'warning') server.warning = r.msg;
-    if (r.event !== 'exit') continue;
+    if (r.event !== 'exit') return;
     const code = typeof r.code === 'number' ? r.code : undefined;
-    if (!server.spawned) out.push({ record: r, message: `The server ${r.label} never started: ${server.warning ?? r.msg}` });
-    else if (code === 126 || code === 127) out.push({ record: r, message: `The server ${r.label} exited with ${code} (${code === 126 ? 'not executable' : 'command not found'}): it never ran.` });
-    else if (code !== undefined && code !== 0 && !spoke.has(r.session)) out.push({ record: r, message: `The server ${r.label} exited with code ${code} before it sent anything: it never started (its stderr in the log says why).` });
+    if (!server.spawned) this.failures.push({ record: r, message: `The server ${r.label} never started: ${server.warning ?? r.msg}` });
+    else if (code === 126 || code === 127) this.failures.push({ record: r, message: `The server ${r.label} exited with ${code} (${code === 126 ? 'not executable' : 'command not found'}): it never ran.` });
+    else if (code !== undefined && code !== 0 && !this.spoke.has(r.session)) this.failures.push({ record: r, message: `The server ${r.label} exited with code ${code} before it sent anything: it never started (its stderr in the log says why).` });
   }
-  return out;
 }
 
 /** Parse a --fail-on list (`errors,invalid` or repeated flags); throws a sentence on an unknown signal. */

@@ -3,10 +3,10 @@
  * A one-screen summary by default, `--format junit` for CI systems. Exit 2 when the logs cannot be read.
  */
 import { writePrivateFile } from '../log/open-file.js';
-import { readLogRecords } from './read-logs.js';
-import { checkRecords, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from '../check/check.js';
+import { streamLogRecords } from './read-logs.js';
+import { checkStream, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from '../check/check.js';
 import { McptapError } from '../types.js';
-import { fail, logPaths, wantColor, type RegisterCommand } from './shared.js';
+import { fail, logPaths, printNote, wantColor, type RegisterCommand } from './shared.js';
 import { startProgress } from './progress.js';
 
 /** Registers `mcptap check`. */
@@ -37,10 +37,10 @@ export const registerCheck: RegisterCommand = (cli) =>
       }
       try {
         const progress = startProgress();
-        const records = await readLogRecords(logPaths(argv, 'check'), { progress: progress.read, slim: true });
-        progress.phase(`checking ${records.length.toLocaleString('en')} records`);
-        const report = checkRecords(records, { failOn });
+        const stream = await streamLogRecords(logPaths(argv, 'check'), { progress: progress.read, slim: true });
+        const { report, notes } = await checkStream(stream.records, { failOn, haveLlm: stream.haveLlm });
         progress.done();
+        for (const note of notes) printNote(note);
         const text = argv.format === 'junit' ? formatJunit(report) : formatCheckSummary(report, { color: argv.output ? false : wantColor(argv.color as boolean | undefined) });
         if (typeof argv.output === 'string') await writePrivateFile(argv.output, text);
         else process.stdout.write(text);

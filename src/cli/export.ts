@@ -5,12 +5,13 @@
  */
 import { writePrivateFile } from '../log/open-file.js';
 import { buildSpans } from '../export/otlp-spans.js';
-import { formatHar } from '../export/har.js';
+import { writeHar } from '../export/har.js';
 import { linkTrace } from '../trace/link.js';
-import { readLogRecords } from './read-logs.js';
+import { readLogRecords, streamLogRecords } from './read-logs.js';
+import { Output } from './output.js';
 import { sendSpans } from '../export/otlp-live.js';
 import { McptapError } from '../types.js';
-import { fail, logPaths, type RegisterCommand } from './shared.js';
+import { fail, logPaths, printNote, type RegisterCommand } from './shared.js';
 import { startProgress } from './progress.js';
 
 /** The formats of `export`. */
@@ -47,18 +48,28 @@ export const registerExport: RegisterCommand = (cli) =>
         }
         const linkOptions = window !== undefined ? { windowMs: window * 1000 } : {};
         const progress = startProgress();
+        const out = argv.out as string | undefined;
+        if (format === 'har' && endpoint === undefined) {
+          // HAR streams: each entry is written once its exchange is over.
+          const stream = await streamLogRecords(logPaths(argv, 'export'), { progress: progress.read });
+          const output = await Output.to(out);
+          const done = await writeHar(stream.records, output);
+          await output.close();
+          progress.done();
+          if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records} records to ${out}\n`);
+          return;
+        }
         const records = await readLogRecords(logPaths(argv, 'export'), { progress: progress.read });
         progress.phase(`exporting ${records.length.toLocaleString('en')} records`);
         if (endpoint !== undefined) {
-          const spans = buildSpans(records, linkTrace(records, linkOptions));
+          const spans = buildSpans(records, linkTrace(records, { ...linkOptions, onNote: printNote }));
           await sendSpans(endpoint, spans);
           process.stderr.write(`mcptap: sent ${spans.length} spans from ${records.length} records to ${endpoint}\n`);
           return;
         }
         // The OpenTelemetry serializer costs ~200 ms to load: only this command, and only this format, pays it.
-        const text = format === 'har' ? formatHar(records) : `${(await import('../export/otlp.js')).formatOtlp(records, linkOptions)}\n`;
+        const text = `${(await import('../export/otlp.js')).formatOtlp(records, { ...linkOptions, onNote: printNote })}\n`;
         progress.done();
-        const out = argv.out as string | undefined;
         if (out !== undefined) {
           await writePrivateFile(out, text);
           process.stderr.write(`mcptap: wrote ${format} of ${records.length} records to ${out}\n`);

@@ -3,7 +3,7 @@
  * it comes from. Text is gathered into chunks and each write waits for the stream to drain, so a view of a log
  * of any size never piles up in memory behind a slow pipe.
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { once } from 'node:events';
 import { McptapError } from '../types.js';
@@ -25,7 +25,7 @@ export class Output {
       throw new McptapError('CANNOT_WRITE', `cannot write ${file} (${error.code ?? error.message}). Choose a file in a folder that exists and that you can write to.`);
     });
     await handle.chmod(0o600);
-    const stream = createWriteStream('', { fd: handle.fd, autoClose: true });
+    const stream = handle.createWriteStream();
     return new Output(stream, stream);
   }
 

@@ -14,7 +14,8 @@
  *   failure (`isError`) is status 200 with statusText `Tool error`.
  *
  * Fields HAR has no place for go in `_`-prefixed custom fields, which HAR 1.2 allows and readers ignore.
- * Pure: records in (ordered by time, as readAllRecords gives them), a plain object out.
+ * Pure: records in (ordered by time, as readAllRecords gives them), a plain object out; or, streaming, records
+ * in and entries out as each becomes final (`HarBuilder`, `writeHar`).
  */
 import { STATUS_CODES } from 'node:http';
 import type {
@@ -102,98 +103,194 @@ interface HttpParts {
 
 /** Build the HAR archive of these records. */
 export function buildHar(records: readonly LogRecord[]): Har {
-  const targets = new Map<string, string>();
-  const exchanges = new Map<string, HttpParts>();
-  const stdioCalls: { request: RequestRecord; response?: ResponseRecord; pending?: PendingRecord }[] = [];
-  const openCalls = new Map<string, (typeof stdioCalls)[number]>();
-
-  const parts = (r: LogRecord & { exchange: string }): HttpParts => {
-    const key = `${r.label}\u0000${r.exchange}`;
-    let p = exchanges.get(key);
-    if (!p) {
-      p = { label: r.label, session: r.session, channel: r.channel, exchange: r.exchange, mcp: [], sse: 0 };
-      exchanges.set(key, p);
-    }
-    return p;
-  };
-
-  for (const r of records) {
-    switch (r.kind) {
-      case 'lifecycle':
-        if (r.event === 'listen' && r.target !== undefined) targets.set(r.label, r.target);
-        break;
-      case 'http-request':
-        parts(r).request = r;
-        break;
-      case 'http-response':
-        parts(r).response = r;
-        break;
-      case 'http-end':
-        parts(r).end = r;
-        break;
-      case 'llm-request':
-        Object.assign(parts(r), { llmRequest: r, channel: r.channel });
-        break;
-      case 'llm-response':
-        parts(r).llmResponse = r;
-        break;
-      case 'llm-error':
-        parts(r).llmError = r;
-        break;
-      case 'sse':
-        parts(r).sse++;
-        break;
-      case 'request':
-      case 'response':
-      case 'notification':
-      case 'invalid': {
-        if (r.exchange !== undefined) {
-          const p = parts(r as LogRecord & { exchange: string });
-          p.channel = r.channel;
-          p.mcp.push({
-            kind: r.kind,
-            dir: r.dir,
-            ...('id' in r && r.id !== undefined ? { id: r.id } : {}),
-            ...('method' in r && r.method !== undefined ? { method: r.method } : {}),
-            seq: r.seq,
-            session: r.session,
-            ...revisionFields(r),
-          });
-          break;
-        }
-        if (r.kind === 'request') {
-          const call = { request: r };
-          stdioCalls.push(call);
-          openCalls.set(`${r.session}\u0000${r.seq}`, call);
-        } else if (r.kind === 'response' && r.requestSeq !== undefined) {
-          const call = openCalls.get(`${r.session}\u0000${r.requestSeq}`);
-          if (call) Object.assign(call, { response: r });
-        }
-        break;
-      }
-      case 'pending': {
-        const call = openCalls.get(`${r.session}\u0000${r.requestSeq}`);
-        if (call && !call.response) Object.assign(call, { pending: r });
-        break;
-      }
-      default:
-        break;
-    }
-  }
-
+  const builder = new HarBuilder();
   const entries: HarEntry[] = [];
-  for (const p of exchanges.values()) {
-    const entry = p.request ? httpEntry(p, targets) : p.llmRequest ? llmOnlyEntry(p, targets) : undefined;
-    if (entry) entries.push(entry);
-  }
-  for (const call of stdioCalls) entries.push(mcpEntry(call.request, call.response, call.pending));
-  entries.sort((a, b) => (a.startedDateTime < b.startedDateTime ? -1 : a.startedDateTime > b.startedDateTime ? 1 : 0));
+  for (const r of records) for (const e of builder.push(r)) entries.push(e);
+  for (const e of builder.end()) entries.push(e);
   return { log: { version: '1.2', creator: { name: 'mcptap', version: MCPTAP_VERSION }, entries } };
 }
 
 /** The archive as the text of a .har file. */
 export function formatHar(records: readonly LogRecord[]): string {
   return `${JSON.stringify(buildHar(records), null, 2)}\n`;
+}
+
+/**
+ * The .har file of a stream of records, written as the entries become final: the same text as `formatHar`,
+ * with only the exchanges still open (and a minute after their end) in memory.
+ */
+export async function writeHar(records: AsyncIterable<LogRecord>, out: { write(text: string): Promise<void> }): Promise<{ records: number; entries: number }> {
+  const builder = new HarBuilder();
+  const head = JSON.stringify({ log: { version: '1.2', creator: { name: 'mcptap', version: MCPTAP_VERSION }, entries: [] } }, null, 2);
+  // Everything up to the entries' `[`, as JSON.stringify writes it with two-space indents.
+  await out.write(`${head.slice(0, head.lastIndexOf('[]'))}`);
+  let n = 0;
+  let entries = 0;
+  const write = async (list: HarEntry[]): Promise<void> => {
+    for (const e of list) await out.write(`${entries++ === 0 ? '[\n' : ',\n'}${JSON.stringify(e, null, 2).replace(/^/gm, '      ')}`);
+  };
+  for await (const r of records) {
+    n++;
+    await write(builder.push(r));
+  }
+  await write(builder.end());
+  await out.write(`${entries === 0 ? '[]' : '\n    ]'}\n  }\n}\n`);
+  return { records: n, entries };
+}
+
+/** How long after an exchange ended a record of it may still come (its LLM summary, a late MCP record). */
+const SETTLE_MS = 60_000;
+
+/** An entry made, waiting for the earlier ones (entries are in start order). */
+interface ReadyEntry {
+  entry: HarEntry;
+  key: [number, number, number];
+}
+
+/** The HAR entries of records as they stream by, handed on in start order once no earlier one can come. */
+export class HarBuilder {
+  private readonly targets = new Map<string, string>();
+  private readonly exchanges = new Map<string, HttpParts & { ord: number }>();
+  private readonly openCalls = new Map<string, StdioCall>();
+  private ready: ReadyEntry[] = [];
+  private now = -Infinity;
+  private lastSettle = -Infinity;
+  private ord = 0;
+
+  /** Take one record; returns the entries now final (often none). */
+  push(r: LogRecord): HarEntry[] {
+    if (r.time > this.now) this.now = r.time;
+    this.take(r);
+    // A look at what ended once a second of the stream, not at every record.
+    if (this.now - this.lastSettle < 1000) return [];
+    this.lastSettle = this.now;
+    this.settle(false);
+    return this.release(false);
+  }
+
+  /** Every entry left, in start order. */
+  end(): HarEntry[] {
+    this.settle(true);
+    return this.release(true);
+  }
+
+  private take(r: LogRecord): void {
+    switch (r.kind) {
+      case 'lifecycle':
+        if (r.event === 'listen' && r.target !== undefined) this.targets.set(r.label, r.target);
+        break;
+      case 'http-request':
+        this.parts(r).request = r;
+        break;
+      case 'http-response':
+        this.parts(r).response = r;
+        break;
+      case 'http-end':
+        this.parts(r).end = r;
+        break;
+      case 'llm-request':
+        Object.assign(this.parts(r), { llmRequest: r, channel: r.channel });
+        break;
+      case 'llm-response':
+        this.parts(r).llmResponse = r;
+        break;
+      case 'llm-error':
+        this.parts(r).llmError = r;
+        break;
+      case 'sse':
+        this.parts(r).sse++;
+        break;
+      case 'request':
+      case 'response':
+      case 'notification':
+      case 'invalid':
+        if (r.exchange !== undefined) this.noteHttpMcp(r as Extract<LogRecord, { kind: 'request' | 'response' | 'notification' | 'invalid' }> & { exchange: string });
+        else if (r.kind === 'request') this.openCalls.set(`${r.session}\u0000${r.seq}`, { request: r, ord: this.ord++ });
+        else if (r.kind === 'response' && r.requestSeq !== undefined) this.answer(`${r.session}\u0000${r.requestSeq}`, { response: r });
+        break;
+      case 'pending':
+        this.answer(`${r.session}\u0000${r.requestSeq}`, { pending: r });
+        break;
+      default:
+        break;
+    }
+  }
+
+  private parts(r: LogRecord & { exchange: string }): HttpParts & { ord: number } {
+    const key = `${r.label}\u0000${r.exchange}`;
+    let p = this.exchanges.get(key);
+    if (!p) {
+      p = { label: r.label, session: r.session, channel: r.channel, exchange: r.exchange, mcp: [], sse: 0, ord: this.ord++ };
+      this.exchanges.set(key, p);
+    }
+    return p;
+  }
+
+  /** An MCP message carried over HTTP, listed in its exchange's entry. */
+  private noteHttpMcp(r: Extract<LogRecord, { kind: 'request' | 'response' | 'notification' | 'invalid' }> & { exchange: string }): void {
+    const p = this.parts(r);
+    p.channel = r.channel;
+    p.mcp.push({
+      kind: r.kind,
+      dir: r.dir,
+      ...('id' in r && r.id !== undefined ? { id: r.id } : {}),
+      ...('method' in r && r.method !== undefined ? { method: r.method } : {}),
+      seq: r.seq,
+      session: r.session,
+      ...revisionFields(r),
+    });
+  }
+
+  /** A stdio call's answer (or its `pending` record): its entry is made. */
+  private answer(key: string, outcome: { response: ResponseRecord } | { pending: PendingRecord }): void {
+    const call = this.openCalls.get(key);
+    if (!call) return;
+    this.openCalls.delete(key);
+    const entry = mcpEntry(call.request, 'response' in outcome ? outcome.response : undefined, 'pending' in outcome ? outcome.pending : undefined);
+    this.ready.push({ entry, key: [Date.parse(entry.startedDateTime), 1, call.ord] });
+  }
+
+  /** Make the entries of the HTTP exchanges that ended a while ago (all, at the end). */
+  private settle(final: boolean): void {
+    for (const [key, p] of this.exchanges) {
+      const last = p.end?.time ?? (p.request ? undefined : (p.llmResponse ?? p.llmError)?.time);
+      if (!final && (last === undefined || this.now - last < SETTLE_MS)) continue;
+      this.exchanges.delete(key);
+      const entry = p.request ? httpEntry(p, this.targets) : p.llmRequest ? llmOnlyEntry(p, this.targets) : undefined;
+      if (entry) this.ready.push({ entry, key: [Date.parse(entry.startedDateTime), 0, p.ord] });
+    }
+    if (!final) return;
+    for (const call of this.openCalls.values()) {
+      const entry = mcpEntry(call.request, undefined, undefined);
+      this.ready.push({ entry, key: [Date.parse(entry.startedDateTime), 1, call.ord] });
+    }
+    this.openCalls.clear();
+  }
+
+  /** The ready entries that start before anything still open can (all, at the end). */
+  private release(final: boolean): HarEntry[] {
+    if (this.ready.length === 0) return [];
+    // An exchange still open starts at its request, or a little before it (an entry's start is when the
+    // exchange began, which its http-request record may follow): a minute of slack.
+    let before = final ? Infinity : this.now;
+    if (!final) {
+      for (const p of this.exchanges.values()) before = Math.min(before, p.request?.time ?? p.llmRequest?.time ?? before);
+      for (const c of this.openCalls.values()) before = Math.min(before, c.request.time);
+      before -= SETTLE_MS;
+    }
+    this.ready.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2]);
+    let n = 0;
+    // A start is known to the millisecond: an entry waits while one could still start in the same one.
+    while (n < this.ready.length && this.ready[n]!.key[0] < Math.floor(before)) n++;
+    const out = this.ready.slice(0, n).map((r) => r.entry);
+    this.ready = this.ready.slice(n);
+    return out;
+  }
+}
+
+interface StdioCall {
+  request: RequestRecord;
+  ord: number;
 }
 
 function httpEntry(p: HttpParts, targets: Map<string, string>): HarEntry {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 /** Characters held in memory before the spool goes to disk. */
-const MEMORY_CHARS = 4 * 1024 * 1024;
+const MEMORY_CHARS = 256 * 1024;
 
 export class Spool {
   private held: string[] = [];

@@ -128,7 +128,9 @@ export class TraceLinker {
         const body = requestBody(r);
         const key = `${r.session}\u0000${r.exchange}`;
         const x = this.exchanges.get(key);
-        if (body !== undefined && x) x.body = body;
+        if (body !== undefined && x) {
+          if (!x.request || x.request.toolResults.length === 0) x.body = body;
+        }
         else if (body !== undefined) this.bodies.set(key, { body, time: r.time });
         break;
       }
@@ -180,6 +182,8 @@ export class TraceLinker {
     const x = this.exchange(r);
     if (!x.request) this.llmCalls.set(r.session, (this.llmCalls.get(r.session) ?? 0) + 1);
     x.request = r;
+    // The body is searched only for results fed back as text, in a request without tool results: the rest let go.
+    if (r.toolResults.length > 0) delete x.body;
     for (const t of r.tools) this.offers.offeredToModel.add(t);
     if (r.tools.length > 0 && (!this.offers.firstOffer || r.time < this.offers.firstOffer.time)) this.offers.firstOffer = r;
   }

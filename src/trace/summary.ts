@@ -131,6 +131,8 @@ function line(cells: readonly string[], widths: readonly number[]): string {
 
 /** Terminal columns a string takes: East Asian wide characters (CJK, full-width forms) take two. */
 export function width(text: string): number {
+  // Most cells are ASCII: one column a character.
+  if (/^[\x00-\u10ff]*$/.test(text)) return text.length;
   let n = 0;
   for (const ch of text) n += /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(ch) ? 2 : 1;
   return n;
