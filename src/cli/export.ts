@@ -52,7 +52,7 @@ export const registerExport: RegisterCommand = (cli) =>
         if (format === 'har' && endpoint === undefined) {
           // HAR streams: each entry is written once its exchange is over.
           const stream = await streamLogRecords(logPaths(argv, 'export'), { progress: progress.read });
-          const output = await Output.to(out);
+          const output = Output.to(out);
           const done = await writeHar(stream.records, output);
           await output.close();
           progress.done();

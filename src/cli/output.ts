@@ -13,20 +13,19 @@ const CHUNK_CHARS = 64 * 1024;
 export class Output {
   private buffer: string[] = [];
   private chars = 0;
+  private stream: NodeJS.WritableStream | undefined;
+  private file: WriteStream | undefined;
   /** Characters written so far. */
   written = 0;
 
-  private constructor(private readonly stream: NodeJS.WritableStream, private readonly file?: WriteStream) {}
+  /**
+   * Output to `file` (created 0600, an existing one narrowed to 0600), or to stdout without one. The file is
+   * made at the first write: logs that turn out to hold no record leave none behind.
+   */
+  private constructor(private readonly path: string | undefined) {}
 
-  /** Output to `file` (created 0600, an existing one narrowed to 0600), or to stdout without one. */
-  static async to(file: string | undefined): Promise<Output> {
-    if (file === undefined) return new Output(process.stdout);
-    const handle = await open(file, 'w', 0o600).catch((error: NodeJS.ErrnoException) => {
-      throw new McptapError('CANNOT_WRITE', `cannot write ${file} (${error.code ?? error.message}). Choose a file in a folder that exists and that you can write to.`);
-    });
-    await handle.chmod(0o600);
-    const stream = handle.createWriteStream();
-    return new Output(stream, stream);
+  static to(file: string | undefined): Output {
+    return new Output(file);
   }
 
   /** Add text; waits only when a chunk is full and the stream is behind. */
@@ -47,12 +46,26 @@ export class Output {
     this.buffer = [];
     this.written += this.chars;
     this.chars = 0;
-    if (!this.stream.write(text)) await once(this.stream, 'drain');
+    const stream = this.stream ?? (await this.open());
+    if (!stream.write(text)) await once(stream, 'drain');
+  }
+
+  private async open(): Promise<NodeJS.WritableStream> {
+    if (this.path === undefined) return (this.stream = process.stdout);
+    const file = this.path;
+    const handle = await open(file, 'w', 0o600).catch((error: NodeJS.ErrnoException) => {
+      throw new McptapError('CANNOT_WRITE', `cannot write ${file} (${error.code ?? error.message}). Choose a file in a folder that exists and that you can write to.`);
+    });
+    await handle.chmod(0o600);
+    this.file = handle.createWriteStream();
+    return (this.stream = this.file);
   }
 
   /** Write what is left; close the file, if any. */
   async close(): Promise<void> {
     await this.flush();
+    // Logs that hold records but nothing to print (a view of no lines) still make the file asked for.
+    if (this.path !== undefined && this.stream === undefined) await this.open();
     if (this.file) {
       this.file.end();
       await once(this.file, 'close');

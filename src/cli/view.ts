@@ -60,7 +60,7 @@ export const registerView: RegisterCommand = (cli) =>
         if (format === 'pretty' || format === 'json') {
           // These two stream: the records pass through, the linker holds a window of them.
           const stream = await streamLogRecords(logPaths(argv, 'view'), { progress: progress.read, slim: true });
-          const output = await Output.to(out);
+          const output = Output.to(out);
           const viewOptions = { link: { ...link, haveLlm: stream.haveLlm }, fit };
           const done = format === 'json' ? await writeJsonView(stream.records, output, viewOptions) : await writePrettyView(stream.records, output, { ...viewOptions, color, relative: argv.relative as boolean });
           await output.close();

@@ -122,15 +122,15 @@ export function formatHar(records: readonly LogRecord[]): string {
 export async function writeHar(records: AsyncIterable<LogRecord>, out: { write(text: string): Promise<void> }): Promise<{ records: number; entries: number }> {
   const builder = new HarBuilder();
   const head = JSON.stringify({ log: { version: '1.2', creator: { name: 'mcptap', version: MCPTAP_VERSION }, entries: [] } }, null, 2);
-  // Everything up to the entries' `[`, as JSON.stringify writes it with two-space indents.
-  await out.write(`${head.slice(0, head.lastIndexOf('[]'))}`);
   let n = 0;
   let entries = 0;
   const write = async (list: HarEntry[]): Promise<void> => {
     for (const e of list) await out.write(`${entries++ === 0 ? '[\n' : ',\n'}${JSON.stringify(e, null, 2).replace(/^/gm, '      ')}`);
   };
   for await (const r of records) {
-    n++;
+    // Everything up to the entries' `[`, as JSON.stringify writes it with two-space indents; written once there
+    // is a record (logs with none are an error, and print nothing).
+    if (n++ === 0) await out.write(head.slice(0, head.lastIndexOf('[]')));
     await write(builder.push(r));
   }
   await write(builder.end());
