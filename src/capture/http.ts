@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import httpProxy from 'http-proxy';
 import type { RedactRules } from '../log/redact.js';
 import { logFileName, newSessionId, resolveLogDir } from '../log/location.js';
-import { openLogForInspection } from '../inspect/inspector-log.js';
+import { logSettings, openLogForInspection } from '../inspect/inspector-log.js';
 import { HTTP_MAX_BACKLOG_BYTES, HttpCalls, now, type HttpInspectorConfig } from './http-calls.js';
 import { openChannel } from '../inspect/channel.js';
 import { tapWebSocket } from './ws.js';
@@ -146,8 +146,7 @@ function startHttpLog(options: HttpTapOptions, targetUrl: URL, warn: (message: s
     maxBody: options.maxBody ?? DEFAULT_HTTP_MAX_BODY,
     chunks: options.chunks ?? true,
     targetPath: targetUrl.pathname === '/' ? '' : targetUrl.pathname,
-    ...(options.redact !== undefined ? { redact: options.redact } : {}),
-    ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes, maxLogFiles: options.maxLogFiles ?? 0 } : {}),
+    ...logSettings(options),
   };
   return { logFile, session, started, startMono, inspection: startHttpInspection(config, options, warn) };
 }

@@ -11,7 +11,7 @@ import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
-import { openLogForInspection } from '../inspect/inspector-log.js';
+import { logSettings, openLogForInspection } from '../inspect/inspector-log.js';
 import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import type { RedactRules } from '../log/redact.js';
@@ -130,14 +130,6 @@ export function startStdioTap(options: StdioTapOptions, server?: SpawnedServer):
   server.releaseOutput();
   const life = superviseChild(tap, watchdog);
   return { logFile, session, child: server.child, exited: life.exited, signal: life.signal, watchdogPid: watchdog?.pid };
-}
-
-/** The log's settings from the tap's options. */
-function logSettings(options: StdioTapOptions): Partial<StdioInspectorConfig> {
-  return {
-    ...(options.redact !== undefined ? { redact: options.redact } : {}),
-    ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes, maxLogFiles: options.maxLogFiles ?? 0 } : {}),
-  };
 }
 
 /**
