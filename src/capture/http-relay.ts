@@ -4,7 +4,8 @@
  * towards the client; Connection and Keep-Alive pass as the peers wrote them). http-proxy, used before,
  * lower-cased names, dropped trailers and kept Node's 16 KiB limit. An Upgrade in a plain request (h2c) is not
  * passed on: mcptap speaks HTTP/1.1.
- */import http from 'node:http';
+ */
+import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 

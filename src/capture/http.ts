@@ -4,7 +4,8 @@
  * once written on, goes over the channel to the inspector; compressed bodies reach the client compressed.
  * An unreachable upstream gets a 502 that says why, a client that gives up aborts the upstream request, an
  * upstream that breaks off mid-stream ends the client's connection, and each gets a record.
- */import http from 'node:http';
+ */
+import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';

@@ -5,7 +5,8 @@
  * Until the tap listens, the server's `error` and `exit` events and its output are held: Node discards an
  * exited child's unread output (flushStdio resumes every stream without a `readable` listener), so a server
  * that printed why it failed would lose those words. A `readable` listener that reads nothing keeps them.
- */import { spawn as spawnPosix, type ChildProcess, type SpawnOptions } from 'node:child_process';
+ */
+import { spawn as spawnPosix, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 

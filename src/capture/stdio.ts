@@ -6,7 +6,8 @@
  * mcptap owns its child's life: signals reach the child's whole process group (`npx`, `uv run` grandchildren)
  * and escalate to SIGKILL after a grace period; stdin EOF is passed on, with the MCP SDK's escalation once no
  * answer is owed; processes left in the group are ended; the child's exit code becomes ours.
- */import type { ChildProcess } from 'node:child_process';
+ */
+import type { ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';

@@ -4,7 +4,8 @@
  * mcptap holds: `done` means mcptap ended normally, EOF without it that mcptap is gone, and the watchdog ends the
  * server's process group (SIGTERM, the grace period, SIGKILL). It has its own process group, so a Ctrl-C meant
  * for mcptap does not reach it; POSIX only.
- */import { spawn, type ChildProcess } from 'node:child_process';
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 
 /** `$1` is the process group, `$2` the grace period in whole seconds. */

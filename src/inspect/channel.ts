@@ -4,7 +4,8 @@
  * bytes are copied once, into a ring of shared memory the thread reads them from; the ring is the backlog's
  * bound, and a copy that does not fit is refused (the tap logs what it skipped). Calls are batched for
  * BATCH_DELAY_MS and posted as one message: every post wakes the thread, and the wakes cost the relay CPU.
- */import { closeSync } from 'node:fs';
+ */
+import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { youngGenerationKeptSmall } from './young-generation.js';
 import type { InspectorLogConfig } from './inspector-log.js';

@@ -5,6 +5,7 @@
  * V8's flags are per process but reset whenever V8 sets up a worker's heap, so the inspection thread sets them
  * once it runs. Only the CLI asks for it; the main thread never loads node:v8.
  */
+
 let asked = false;
 
 /** The CLI asks that inspection threads started from now on keep young generations small (see above). */
