@@ -1,6 +1,8 @@
 // Inspection alone, on one core: literal frames fed to the stdio inspector in this process as the channel's
 // thread feeds it (waiting for the disk as it does), records written to a log file.
-// `node bench/inspect.mjs [small|large] [frames]`; prints frames per CPU second and CPU ns per byte.
+// `node bench/inspect.mjs [small|large|large-json] [frames]`; prints frames per CPU second and CPU ns per byte.
+// large-json: 64 KiB frames whose text is JSON inside a JSON string (a tool result quoting a document), every
+// other character a `\"` to escape.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,13 +15,13 @@ import { logsBacklogged, whenLogsDrained } from '../dist/log/writer.js';
 function traffic(kind, frames) {
   const c2s = [];
   const s2c = [];
-  const payload = kind === 'large' ? 'x'.repeat(64 * 1024 - 120) : '';
+  const payload = kind === 'large' ? 'x'.repeat(64 * 1024 - 120) : kind === 'large-json' ? '{\\"k\\":1}'.repeat(Math.floor((64 * 1024 - 120) / 9)) : '';
   for (let id = 0; id < frames / 2; id++) {
     c2s.push(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello ${id}${payload}"}}}\n`);
     s2c.push(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello ${id}${payload}"}]}}\n`);
   }
   // The same number of frames per chunk both ways, so each answer comes after its request.
-  const perChunk = kind === 'large' ? 1 : 600;
+  const perChunk = kind === 'small' ? 600 : 1;
   const chunk = (lines) => {
     const out = [];
     for (let i = 0; i < lines.length; i += perChunk) out.push(Buffer.from(lines.slice(i, i + perChunk).join('')));
@@ -28,7 +30,7 @@ function traffic(kind, frames) {
   return { c2s: chunk(c2s), s2c: chunk(s2c), bytes: c2s.join('').length + s2c.join('').length };
 }
 
-export async function runInspectBench({ kind = 'small', frames = kind === 'large' ? 2000 : 200_000 } = {}) {
+export async function runInspectBench({ kind = 'small', frames = kind === 'small' ? 200_000 : 2000 } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-inspect-'));
   const logFile = join(dir, 'inspect.ndjson');
   const config = openLogForInspection({ logFile, session: 'bench', label: 'bench', maxBody: 1024 * 1024 }, () => {});

@@ -30,6 +30,7 @@ process.stderr.write('inspection alone…\n');
 const inspectRuns = async (kind) => [await runInspectBench({ kind }), await runInspectBench({ kind }), await runInspectBench({ kind })].sort((a, b) => a.framesPerCpuSecond - b.framesPerCpuSecond);
 const inspectSmall = await inspectRuns('small');
 const inspectLarge = await inspectRuns('large');
+const inspectLargeJson = await inspectRuns('large-json');
 process.stderr.write('stdio benchmarks…\n');
 const stdio = await runStdioBenchmarks({ quick });
 process.stderr.write('http benchmarks…\n');
@@ -80,6 +81,7 @@ const inspectTable = table(
   [
     ['200,000 small frames (≈100 B)', fmt(inspectSmall[1].framesPerCpuSecond, 0), spread(inspectSmall, 'framesPerCpuSecond', 0), fmt(inspectSmall[1].nsPerByte), spread(inspectSmall, 'nsPerByte')],
     ['2,000 frames of 64 KiB', fmt(inspectLarge[1].framesPerCpuSecond, 0), spread(inspectLarge, 'framesPerCpuSecond', 0), fmt(inspectLarge[1].nsPerByte, 2), spread(inspectLarge, 'nsPerByte', 2)],
+    ['2,000 frames of 64 KiB, JSON quoted inside', fmt(inspectLargeJson[1].framesPerCpuSecond, 0), spread(inspectLargeJson, 'framesPerCpuSecond', 0), fmt(inspectLargeJson[1].nsPerByte, 2), spread(inspectLargeJson, 'nsPerByte', 2)],
   ],
 );
 
@@ -143,9 +145,11 @@ if (write) {
 run (\`npm run bench -- --write\` replaces this section). These are benchmarks, not tests: CI does not gate on them.
 
 - **inspection alone** (bench/inspect.mjs): literal frames fed to the stdio inspector in one process, as the
-  channel's thread feeds it, records written to a log file: 200,000 small tools/call requests and answers, and
-  2,000 frames of 64 KiB. CPU time of the process (its fs writes included), not wall time: the figure holds on
-  a busy machine better than the others. Three runs, the median counting.
+  channel's thread feeds it, records written to a log file: 200,000 small tools/call requests and answers,
+  2,000 frames of 64 KiB of plain text, and 2,000 of 64 KiB whose text is JSON quoted inside a JSON string (a
+  tool result quoting a document: every other character an escape). CPU time of the process (its fs writes
+  included), not wall time: the figure holds on a busy machine better than the others. Three runs, the median
+  counting.
 - **stdio**: a minimal line-echo server (bench/echo-server.mjs) spawned directly; behind a bare Node pipe relay
   that parses nothing (bench/bare-relay.mjs, the floor for any Node wrapper); behind \`mcptap --\` with full
   logging (redaction on). Round trips are sequential request → response; throughput pipelines 64 KiB frames
