@@ -102,6 +102,12 @@ const floodTable = table(
   ]),
 );
 
+// What each process's threads spent on the median rounds (warmed-up round trips, sustained frames), until idle again.
+const cpuTable = table(
+  ['stdio, CPU of the process (warmed up)', 'main thread µs per round trip', 'all its threads µs per round trip', 'main thread ms per 100 MB of 64 KiB frames, sustained', 'all its threads ms per 100 MB'],
+  stdio.map((r) => [r.subject === 'direct' ? 'direct (the server alone)' : r.subject, fmt(r.warm.rtMainUs), fmt(r.warm.rtAllUs), fmt(r.sustainedMainMs, 0), fmt(r.sustainedAllMs, 0)]),
+);
+
 // The same rates while each process was fresh: the first windows, before the second.
 const freshTable = table(['stdio, fresh process', ...RATE_HEADINGS], stdio.map((r) => [r.subject, ...rateCells(r.fresh, bare.fresh)]));
 
@@ -132,7 +138,7 @@ const clientsTable = table(
 );
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}`;
-const report = `Run ${started.toISOString()} on ${machine}${quick ? ' (--quick: smaller sizes)' : ''}, load average ${loadAtStart} at the start and ${loadAverage()} at the end.\n\n${inspectTable}\n\n${stdioTable}\n\n${freshTable}\n\n${floodTable}\n\n${httpTable}\n\n${clientsTable}\n`;
+const report = `Run ${started.toISOString()} on ${machine}${quick ? ' (--quick: smaller sizes)' : ''}, load average ${loadAtStart} at the start and ${loadAverage()} at the end.\n\n${inspectTable}\n\n${stdioTable}\n\n${cpuTable}\n\n${freshTable}\n\n${floodTable}\n\n${httpTable}\n\n${clientsTable}\n`;
 process.stdout.write(`${report}\n`);
 
 if (write) {
@@ -161,7 +167,9 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
   request; memory is the relay's peak RSS while one huge line passes through \`cat\`. Where
   NODE_EXTRA_CA_CERTS is set (this machine sets it for every process), start-up is measured again without it:
   Node 20 then reads the whole certificate store as it boots, about 90 ms for every Node process, the
-  wrapper's and the server's alike.
+  wrapper's and the server's alike. The CPU table (Linux) gives what each process's main thread and all its
+  threads used for the warmed-up round trips and the sustained 64 KiB frames (the median rounds), until it had
+  gone idle again, so mcptap's inspection counts whole: CPU time holds on a shared machine better than rates.
 - **stdio through cat**: 1,500 pipelined 64 KiB frames (sustained: more than the pipes and the relay buffer,
   beside the 512-frame burst above); and a flood of 200,000 small requests written at once into \`cat\`
   (400,000 frames both ways): when the last byte is back, how long the process takes to exit after it (for

@@ -59,6 +59,33 @@ async function stop(child) {
  * gone idle, its log written).
  */
 
+/**
+ * CPU ms used so far by process `pid`: its main thread, and all its threads (Linux /proc; undefined elsewhere).
+ * CPU time holds on a busy machine better than a rate does.
+ */
+function cpuMs(pid) {
+  const ms = (path) => {
+    const stat = readFileSync(path, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+  };
+  try {
+    return { main: ms(`/proc/${pid}/task/${pid}/stat`), all: ms(`/proc/${pid}/stat`) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `window`, then waits until `pid` is idle (its inspection caught up): the window's result with the CPU used. */
+async function withCpu(pid, window, per, names) {
+  const before = cpuMs(pid);
+  const result = await window();
+  await untilIdle([pid]);
+  const after = cpuMs(pid);
+  if (before && after) Object.assign(result, { [names[0]]: (after.main - before.main) * per, [names[1]]: (after.all - before.all) * per });
+  return result;
+}
+
 /** The latency and rate of `rounds` sequential round trips through `once`. */
 async function roundTripWindow(once, firstId, rounds) {
   const samples = new Float64Array(rounds);
@@ -93,7 +120,8 @@ export async function roundTrips(subject, rounds = 5000, warmup = 500) {
   for (let i = 0; i < warmup; i++) await once(i);
   const fresh = await roundTripWindow(once, warmup, rounds);
   await untilIdle([child.pid]);
-  const warm = await roundTripWindow(once, warmup + rounds, rounds);
+  // µs per round trip
+  const warm = await withCpu(child.pid, () => roundTripWindow(once, warmup + rounds, rounds), 1000 / rounds, ['rtMainUs', 'rtAllUs']);
   await stop(child);
   return { fresh, warm };
 }
@@ -128,7 +156,8 @@ export async function throughput(subject, frames = 512, frameBytes = 64 * 1024) 
   const fresh = await measureWindow();
   // The relay may still be logging the first window's frames: the second starts once it has gone idle.
   await untilIdle([child.pid]);
-  const warm = await measureWindow();
+  // ms per 100 MB of frames
+  const warm = await withCpu(child.pid, measureWindow, 100e6 / (Buffer.byteLength(line) * frames), ['mbMainMs', 'mbAllMs']);
   await stop(child);
   return { fresh, warm };
 }
@@ -272,7 +301,7 @@ export async function runStdioBenchmarks({ quick = false } = {}) {
       const mem = await peakRssOneFrame(catSubjects[i], quick ? 20 : 100);
       const sustained = medianBy(sustainedRuns.get(subject), 'mbPerSecond');
       const floodMedian = medianBy(floodRuns.get(subject), 'floodTotalMs');
-      rows.push({ subject: subject.name, warm: rates('warm'), fresh: rates('fresh'), sustainedMbPerSecond: sustained.mbPerSecond, ...floodMedian, floodRuns: floodRuns.get(subject), ...su, ...(withoutExtraCa ? { medianMsWithoutExtraCa: withoutExtraCa.medianMs } : {}), ...mem });
+      rows.push({ subject: subject.name, warm: rates('warm'), fresh: rates('fresh'), sustainedMbPerSecond: sustained.mbPerSecond, sustainedMainMs: sustained.mbMainMs, sustainedAllMs: sustained.mbAllMs, ...floodMedian, floodRuns: floodRuns.get(subject), ...su, ...(withoutExtraCa ? { medianMsWithoutExtraCa: withoutExtraCa.medianMs } : {}), ...mem });
     }
     return rows;
   } finally {
