@@ -7,7 +7,8 @@
  * the LLM call's trace as its child — the ids are derived from the LLM log, so the LLM proxy's own live span has
  * exactly that id.
  *
- * Reading starts at the end of the files present at start-up: old sessions are not scanned.
+ * Reading starts at the end of the files present at start-up: old sessions are not scanned. The folder is walked
+ * as every reader walks it (log/walk.ts: subfolders too, never a named pipe).
  */
 import type { LlmResponseRecord } from '../log/schema.js';
 import { canonicalJson, DEFAULT_LINK_WINDOW_MS } from '../trace/link.js';

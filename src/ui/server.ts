@@ -61,7 +61,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const maxRecords = options.maxRecords ?? DEFAULT_UI_MAX_RECORDS;
   const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
   const skipped = new SkippedLines(warn);
-  const tail = new LogTail(options.logDir, { recursive: true, onProblem: skipped.add });
+  const tail = new LogTail(options.logDir, { onProblem: skipped.add });
   let records: LogRecord[] = [];
   const clients = new Set<WebSocket>();
   let boundPort = port;

@@ -1,5 +1,6 @@
 /**
- * Follows a log folder: every `*.ndjson` file in it (and its subfolders, when asked), those there at the start (read whole: the backfill) and
+ * Follows a log folder: every `*.ndjson` file in it and its subfolders (log/walk.ts, as every reader finds them;
+ * `mcptap demo` writes into logs/demo-<time>/), those there at the start (read whole: the backfill) and
  * those that appear later, each read from where the last look stopped. Lines are parsed by the log reader
  * (`parseRecordLine`), so records come out migrated like every other reader's; a line still being written (no
  * newline yet) waits for the next look.
@@ -8,8 +9,7 @@
  * (network mounts, containers), while a stat per file every few hundred milliseconds is cheap and certain. A file
  * that shrinks (truncated, replaced) is read again from the start.
  */
-import { open, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { open, stat } from 'node:fs/promises';
 import type { LogRecord } from '../log/schema.js';
 import { parseRecordLine, type LogProblem } from '../log/reader.js';
 import { findLogFiles } from '../log/walk.js';
@@ -32,8 +32,6 @@ export interface LogTailOptions {
   accept?: (line: string) => boolean;
   /** A file to leave out (the caller's own log). */
   skip?: string;
-  /** Also follow the logs in subfolders (the ui: `mcptap demo` writes into logs/demo-<time>/). */
-  recursive?: boolean;
   /** Called for each whole line that is not a record (not for those skipped by `accept`). */
   onProblem?: (problem: LogProblem) => void;
 }
@@ -52,9 +50,8 @@ export class LogTail {
   async poll(): Promise<LogRecord[]> {
     let files: string[];
     try {
-      files = this.options.recursive
-        ? await findLogFiles(this.dir, { followLinks: true })
-        : (await readdir(this.dir)).filter((n) => n.endsWith('.ndjson')).sort().map((n) => join(this.dir, n));
+      // The walk every reader uses: subfolders too, bounded, and never a named pipe (opening one blocks).
+      files = await findLogFiles(this.dir, { followLinks: true });
     } catch {
       // The folder does not exist yet (no tap has written to it): nothing to show so far.
       return [];

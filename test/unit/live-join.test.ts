@@ -3,7 +3,8 @@
  * `weather_get_weather` for this server's get_weather, `wx__get_weather` under a prefix it does not know, and
  * not `check_weather` for a tool named weather.
  */
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LiveToolCallIndex } from '../../src/export/live-join.js';
@@ -26,5 +27,19 @@ describe('LiveToolCallIndex', () => {
     expect(index.find('get_weather', { city: 'Paris' }, T + 6, ['weather'])?.exchange).toBe('x2');
     expect(index.find('get_weather', { city: 'Paris' }, T + 7, ['weather'])).toBeUndefined();
     expect(index.find('weather', { city: 'Paris' }, T + 8, ['other'])).toBeUndefined();
+  });
+
+  it('walks the folder as every reader does: a log in a subfolder is read, a named pipe is never opened', async () => {
+    const dir = tempDir('mcptap-live-join-');
+    mkdirSync(join(dir, 'demo-1'));
+    const log = join(dir, 'demo-1', 'llm.ndjson');
+    writeFileSync(log, '');
+    // Opening a FIFO for reading blocks until a writer comes: a tail that opened it would hang here.
+    execFileSync('mkfifo', [join(dir, 'pipe.ndjson')]);
+    const index = new LiveToolCallIndex(dir, undefined);
+    await index.refresh();
+    appendFileSync(log, reply('get_weather', 'x9'));
+    await index.refresh();
+    expect(index.find('get_weather', { city: 'Paris' }, T + 5, ['weather'])?.exchange).toBe('x9');
   });
 });
