@@ -1,6 +1,6 @@
 /**
  * `diff A B`: what changed between two captures of an MCP server — its tools, the outcome of the same calls, and
- * how long things took. Pure: two record lists in, a report out.
+ * how long things took. Pure: two record lists (or streams) in, a report out.
  *
  * - Tools come from the last `tools/list` answer seen for each name; a tool is changed when its description,
  *   inputSchema or outputSchema differs (compared as canonical JSON, so key order does not count).
@@ -9,6 +9,7 @@
  * - Latency: the median per method the server answers (per tool for tools/call); a regression is B's median above A's by more than
  *   `thresholdPct` percent and at least `minMs` milliseconds (small absolute jitters are not regressions).
  */
+import { createHash } from 'node:crypto';
 import type { LogRecord } from '../log/schema.js';
 import { canonicalJson } from '../replay/match.js';
 import { parseRawObject } from '../log/reader.js';
@@ -74,17 +75,45 @@ export interface DiffReport {
   toolLists: [boolean, boolean];
 }
 
+/** How a call ended, as compared (a digest of the whole outcome) and as shown (its start). */
+interface Outcome {
+  digest: string;
+  shown: string;
+}
+
 interface Side {
   tools: Map<string, Record<string, unknown>> | undefined;
-  calls: Map<string, { tool: string; arguments: unknown; outcomes: string[] }>;
+  calls: Map<string, { tool: string; arguments: unknown; outcomes: Outcome[] }>;
   latencies: Map<string, number[]>;
 }
 
 /** Compare capture A (before) with capture B (after). */
 export function diffRecords(a: readonly LogRecord[], b: readonly LogRecord[], options: DiffOptions = {}): DiffReport {
   const ignore = new Set(options.ignore ?? []);
-  const before = readSide(a, ignore);
-  const after = readSide(b, ignore);
+  const [before, after] = [a, b].map((records) => {
+    const side = new SideReader(ignore);
+    for (const r of records) side.push(r);
+    return side.side;
+  }) as [Side, Side];
+  return compareSides(before, after, options);
+}
+
+/**
+ * The same over two streams of records, read one after the other: what is held is each side's tools, its calls'
+ * outcomes (a digest and the start of each) and latencies, not its records.
+ */
+export async function diffStreams(a: AsyncIterable<LogRecord>, b: AsyncIterable<LogRecord>, options: DiffOptions = {}): Promise<DiffReport> {
+  const ignore = new Set(options.ignore ?? []);
+  const sides: Side[] = [];
+  for (const records of [a, b]) {
+    const side = new SideReader(ignore);
+    for await (const r of records) side.push(r);
+    sides.push(side.side);
+  }
+  return compareSides(sides[0]!, sides[1]!, options);
+}
+
+function compareSides(before: Side, after: Side, options: DiffOptions): DiffReport {
   const report: DiffReport = {
     toolsAdded: [],
     toolsRemoved: [],
@@ -114,9 +143,9 @@ export function diffRecords(a: readonly LogRecord[], b: readonly LogRecord[], op
     report.unpairedCalls[0] += call.outcomes.length - paired;
     if (call.outcomes.length > paired) report.callsOnlyIn[0].push({ tool: call.tool, arguments: call.arguments, count: call.outcomes.length - paired });
     for (let i = 0; i < paired; i++) {
-      if (call.outcomes[i] !== twin!.outcomes[i]) {
+      if (call.outcomes[i]!.digest !== twin!.outcomes[i]!.digest) {
         // Compared whole, shown short.
-        report.outcomesChanged.push({ tool: call.tool, arguments: call.arguments, occurrence: i + 1, before: short(call.outcomes[i]!), after: short(twin!.outcomes[i]!) });
+        report.outcomesChanged.push({ tool: call.tool, arguments: call.arguments, occurrence: i + 1, before: call.outcomes[i]!.shown, after: twin!.outcomes[i]!.shown });
       }
     }
   }
@@ -204,19 +233,27 @@ function fmt(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms * 100) / 100} ms`;
 }
 
-function readSide(records: readonly LogRecord[], ignore: ReadonlySet<string>): Side {
-  const side: Side = { tools: undefined, calls: new Map(), latencies: new Map() };
-  const requests = new Map<string, { method: string; tool?: string; params?: Record<string, unknown> }>();
-  for (const r of records) {
+/** One capture's side of the comparison, taken record by record. */
+class SideReader {
+  readonly side: Side = { tools: undefined, calls: new Map(), latencies: new Map() };
+  /** Requests not yet answered, by session and seq. */
+  private readonly requests = new Map<string, { method: string; tool?: string; params?: Record<string, unknown> }>();
+
+  constructor(private readonly ignore: ReadonlySet<string>) {}
+
+  push(r: LogRecord): void {
     if (r.kind === 'request') {
       const json = parseRawObject(r.raw);
       const params = json?.params as Record<string, unknown> | undefined;
-      requests.set(`${r.session}#${r.seq}`, { method: r.method, ...(r.tool !== undefined ? { tool: r.tool } : {}), ...(params ? { params } : {}) });
-      continue;
+      this.requests.set(`${r.session}#${r.seq}`, { method: r.method, ...(r.tool !== undefined ? { tool: r.tool } : {}), ...(params ? { params } : {}) });
+      return;
     }
-    if (r.kind !== 'response' || r.requestSeq === undefined) continue;
-    const request = requests.get(`${r.session}#${r.requestSeq}`);
-    if (!request) continue;
+    if (r.kind !== 'response' || r.requestSeq === undefined) return;
+    const request = this.requests.get(`${r.session}#${r.requestSeq}`);
+    if (!request) return;
+    // A multi-round-trip call's rounds answer one request each: the request is done with once answered.
+    this.requests.delete(`${r.session}#${r.requestSeq}`);
+    const side = this.side;
     // Only the server's own latency: how fast a client answers sampling or elicitation says nothing about the server.
     if (r.latencyMs !== undefined && r.dir === 's2c') {
       const what = request.method === 'tools/call' && request.tool ? `tools/call ${request.tool}` : request.method;
@@ -235,11 +272,11 @@ function readSide(records: readonly LogRecord[], ignore: ReadonlySet<string>): S
       const args = request.params?.arguments ?? {};
       const key = `${request.tool} ${canonicalJson(args)}`;
       const entry = side.calls.get(key) ?? { tool: request.tool, arguments: args, outcomes: [] };
-      entry.outcomes.push(outcomeOf(r, json, ignore));
+      const outcome = outcomeOf(r, json, this.ignore);
+      entry.outcomes.push({ digest: createHash('sha256').update(outcome).digest('base64'), shown: short(outcome) });
       side.calls.set(key, entry);
     }
   }
-  return side;
 }
 
 /** One line that says how a call ended, detailed enough that two different endings read differently. */

@@ -2,8 +2,9 @@
  * `mcptap diff A B`: tools added, removed or changed; calls whose outcome changed; latency regressions.
  * `--exit-code` exits 1 when there are differences (as `git diff --exit-code`), for CI. Exit 2 on unreadable logs.
  */
-import { readLogRecords } from './read-logs.js';
-import { diffRecords, formatDiff, hasDifferences } from '../check/diff.js';
+import { streamLogRecords } from './read-logs.js';
+import { diffStreams, formatDiff, hasDifferences } from '../check/diff.js';
+import type { LogRecord } from '../log/schema.js';
 import { McptapError } from '../types.js';
 import { fail, type RegisterCommand } from './shared.js';
 
@@ -25,9 +26,7 @@ export const registerDiff: RegisterCommand = (cli) =>
     async (argv) => {
       try {
         if (typeof argv.a !== 'string' || typeof argv.b !== 'string') fail(new McptapError('BAD_USAGE', 'diff needs two captures, each a log file or a folder of logs, for example: mcptap diff before.ndjson logs/'));
-        const a = await readLogRecords([argv.a]);
-        const b = await readLogRecords([argv.b]);
-        const report = diffRecords(a, b, { thresholdPct: argv.threshold as number, minMs: argv['min-ms'] as number, ignore: ([] as string[]).concat((argv.ignore as string | string[] | undefined) ?? []) });
+        const report = await diffStreams(records(argv.a as string), records(argv.b as string), { thresholdPct: argv.threshold as number, minMs: argv['min-ms'] as number, ignore: ([] as string[]).concat((argv.ignore as string | string[] | undefined) ?? []) });
         process.stdout.write(argv.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatDiff(report, [argv.a as string, argv.b as string]));
         process.exitCode = argv['exit-code'] && hasDifferences(report) ? 1 : 0;
       } catch (error) {
@@ -35,3 +34,8 @@ export const registerDiff: RegisterCommand = (cli) =>
       }
     },
   );
+
+/** One capture's records, its files found only when it is read (A's problems are said before B's, as ever). */
+async function* records(path: string): AsyncGenerator<LogRecord> {
+  yield* (await streamLogRecords([path])).records;
+}

@@ -125,7 +125,8 @@ export async function writeHar(records: AsyncIterable<LogRecord>, out: { write(t
   let n = 0;
   let entries = 0;
   const write = async (list: HarEntry[]): Promise<void> => {
-    for (const e of list) await out.write(`${entries++ === 0 ? '[\n' : ',\n'}${JSON.stringify(e, null, 2).replace(/^/gm, '      ')}`);
+    // Indented line by line at `\n` only: a regex's `^` would also match after a U+2028 inside a string.
+    for (const e of list) await out.write(`${entries++ === 0 ? '[\n' : ',\n'}      ${JSON.stringify(e, null, 2).split('\n').join('\n      ')}`);
   };
   for await (const r of records) {
     // Everything up to the entries' `[`, as JSON.stringify writes it with two-space indents; written once there

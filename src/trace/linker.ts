@@ -35,6 +35,8 @@ import { DEFAULT_LINK_WINDOW_MS, type LinkOptions, type ToolRoundTrip, type Trac
 export const DEFAULT_LINK_HORIZON_MS = 10 * 60_000;
 /** Unfed round trips watched for a feed-back that comes too late to be linked (for the note that says so). */
 const MAX_WATCHED = 1000;
+/** For how many lags after its reply such a round trip is watched. */
+const WATCH_LAGS = 3;
 
 /** Where the linker's results go as they become final. */
 export interface TraceSink {
@@ -147,6 +149,11 @@ export class TraceLinker {
     if (this.now - this.lastCut >= this.lagMs / 4) this.cut(false);
   }
 
+  /** What the linker holds now: LLM exchanges, MCP calls, round trips and turns not yet handed on. */
+  get held(): { exchanges: number; mcpCalls: number; roundTrips: number; turns: number } {
+    return { exchanges: this.exchanges.size, mcpCalls: this.mcpCalls.length, roundTrips: this.pending.length, turns: this.turns.size };
+  }
+
   /** Link what is left, and say what only the end can tell. */
   end(): LinkEnd {
     this.cut(true);
@@ -225,9 +232,16 @@ export class TraceLinker {
     if (!final) this.evict(watermark);
   }
 
-  /** The servers seen lately, as the tool-name map needs them: their names, and the tools they listed or ran. */
+  /**
+   * The servers of the time the held records cover (from a lag before the oldest), as the tool-name map needs
+   * them: their names, and the tools they listed or ran. Relative to what is held, not to now: a log that
+   * resumes after hours must not lose the servers of the records still to be linked.
+   */
   private toolNameMap(): ToolNameMap {
-    const since = this.now - 2 * this.lagMs;
+    let oldest = this.now;
+    for (const x of this.exchanges.values()) oldest = Math.min(oldest, x.request?.time ?? x.response?.time ?? x.error?.time ?? oldest);
+    for (const c of this.mcpCalls) oldest = Math.min(oldest, c.request.time);
+    const since = oldest - this.lagMs;
     const servers = [];
     for (const s of this.sessions.values()) {
       if (s.role !== 'mcp' || s.endTime < since) continue;
@@ -396,7 +410,8 @@ export class TraceLinker {
       if (b.time >= old) break;
       this.bodies.delete(key);
     }
-    this.unfed = this.unfed.filter((u) => u.m.exchange.response!.time >= old - this.lagMs);
+    // A feed-back is watched for long enough to be told about (an hour, at the default horizon), not for ever.
+    this.unfed = this.unfed.filter((u) => u.m.exchange.response!.time >= this.now - WATCH_LAGS * this.lagMs);
   }
 
   private serverName(c: McpCall): string {
@@ -418,7 +433,7 @@ export class TraceLinker {
   }
 
   private notes(): string[] {
-    const minutes = `${Math.round(this.horizonMs / 60_000)} min`;
+    const minutes = this.horizonMs >= 60_000 ? `${Math.round(this.horizonMs / 60_000)} min` : `${Math.round(this.horizonMs / 1000)} s`;
     const notes: string[] = [];
     if (this.late.answers > 0) {
       notes.push(`${this.late.answers} tools/call answer${this.late.answers === 1 ? '' : 's'} came more than ${minutes} after the model's tool call, beyond the linker's window: ${this.late.answers === 1 ? 'its round trip shows' : 'their round trips show'} no result.`);

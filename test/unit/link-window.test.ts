@@ -1,0 +1,103 @@
+/**
+ * The linker streams over a window of time: a log far longer than the window is linked round trip by round
+ * trip while it holds only the window, across the logs of separate taps merged by time; a link the window
+ * cannot make (a result fed back, or an answer that came, long after the call) is said, not silently missed.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readLogs } from '../../src/log/reader.js';
+import type { LogRecord } from '../../src/log/schema.js';
+import { linkTrace, type ToolRoundTrip, type TraceTurn } from '../../src/trace/link.js';
+import { TraceLinker } from '../../src/trace/linker.js';
+import { tempDir } from '../support/temp-dir.js';
+
+const ROUNDTRIP = join(import.meta.dirname, '../../fixtures/captures/roundtrip');
+/** The captured round trip: the Ollama proxy's log (two chat calls, the tool call and its feed-back) and the weather server's. */
+const [ollama, weather] = ['ollama', 'weather'].map((name) =>
+  readFileSync(join(ROUNDTRIP, `${name}.ndjson`), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as LogRecord),
+) as [LogRecord[], LogRecord[]];
+const start = Math.min(...[...ollama, ...weather].map((r) => r.time));
+
+/** Copy `n` of a log, `gapMs` after the one before, with sessions and exchanges of its own. */
+function copy(records: LogRecord[], n: number, gapMs: number): LogRecord[] {
+  return records.map((r) => {
+    const o = { ...r, time: r.time - start + 1_800_000_000_000 + n * gapMs, session: `${r.session}-${n}` } as LogRecord & { exchange?: string };
+    if (o.exchange !== undefined) o.exchange = `${o.exchange}-${n}`;
+    return o;
+  });
+}
+
+/** The records of a log file, as the reader streams them. */
+function ndjson(records: LogRecord[]): string {
+  return `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
+}
+
+describe('the streaming linker', () => {
+  it('links every round trip of a log 60 times its window, across two logs, holding only the window', async () => {
+    const copies = 300;
+    const dir = tempDir('mcptap-link-window-');
+    // One round trip every 10 s, in two logs (the LLM proxy's and the server's) as two taps write them.
+    writeFileSync(join(dir, 'ollama.ndjson'), Array.from({ length: copies }, (_, n) => ndjson(copy(ollama, n, 10_000))).join(''));
+    writeFileSync(join(dir, 'weather.ndjson'), Array.from({ length: copies }, (_, n) => ndjson(copy(weather, n, 10_000))).join(''));
+    const trips: ToolRoundTrip[] = [];
+    const turns: TraceTurn[] = [];
+    // A window of 5 s, a horizon of 5 s: the linker holds 10 s of the 50 minutes.
+    const linker = new TraceLinker({ windowMs: 5000, horizonMs: 5000, haveLlm: true }, { roundTrip: (t) => trips.push(t), turn: (t) => turns.push(t) });
+    let most = 0;
+    let outBeforeEnd = 0;
+    for await (const { record } of readLogs([dir])) {
+      linker.push(record);
+      most = Math.max(most, linker.held.exchanges + linker.held.mcpCalls);
+      outBeforeEnd = trips.length;
+    }
+    const end = linker.end();
+    expect(trips).toHaveLength(copies);
+    expect(turns).toHaveLength(copies);
+    // Round trips came out as the stream moved, not only at its end.
+    expect(outBeforeEnd).toBeGreaterThan(copies - 5);
+    // Each round trip is one copy's: the model's call in the proxy's log, run by the server of the same copy.
+    trips.forEach((t, n) => {
+      expect(t.llm?.session).toBe(`${ollama[0]!.session}-${n}`);
+      expect(t.mcp?.session).toBe(`${weather[0]!.session}-${n}`);
+      expect(t.fedBack).toBe(true);
+      expect(t.turn).toBe(n + 1);
+      expect(t.diagnostics).toEqual([]);
+    });
+    expect(end.diagnostics).toEqual([]);
+    expect(end.notes).toEqual([]);
+    // A round trip has two LLM exchanges and one MCP call: a few round trips' worth held, not 300.
+    expect(most).toBeLessThan(20);
+  });
+
+  it('gives the whole-log answer on a log shorter than its window, and the same across many cuts', () => {
+    const records = Array.from({ length: 40 }, (_, n) => [...copy(ollama, n, 3000), ...copy(weather, n, 3000)].sort((a, b) => a.time - b.time)).flat();
+    // Cut every few seconds (a 3 s window and horizon), or once at the end (the default's 10 minutes).
+    expect(JSON.stringify(linkTrace(records, { windowMs: 3000, horizonMs: 3000 }))).toBe(JSON.stringify(linkTrace(records, { windowMs: 3000 })));
+  });
+
+  it('says so when a result is fed back, or a tool answers, later than the horizon after the call', () => {
+    const records = [...copy(ollama, 0, 0), ...copy(weather, 0, 0)];
+    const second = records.filter((r) => (r as { exchange?: string }).exchange?.startsWith('x2'));
+    expect(second.length).toBeGreaterThan(3);
+    // The feed-back (the second chat call) 40 s later, past a 10 s horizon.
+    for (const r of second) r.time += 40_000;
+    const answer = records.find((r) => r.kind === 'response' && r.method === 'tools/call')!;
+    const notes: string[] = [];
+    const trace = linkTrace([...records].sort((a, b) => a.time - b.time), { windowMs: 5000, horizonMs: 10_000, onNote: (n) => notes.push(n) });
+    expect(trace.roundTrips[0]!.fedBack).toBe(false);
+    expect(trace.roundTrips[0]!.diagnostics).toEqual(['result-not-fed-back']);
+    expect(notes).toEqual(["1 tool result was fed back to the model more than 10 s after the call, beyond the linker's window: its round trip says not fed back."]);
+    // And a tool's answer 50 s late (after the call was linked, at the feed-back's records): the call is
+    // linked, without its result.
+    answer.time += 50_000;
+    const late: string[] = [];
+    const again = linkTrace([...records].sort((a, b) => a.time - b.time), { windowMs: 5000, horizonMs: 10_000, onNote: (n) => late.push(n) });
+    expect(again.roundTrips[0]!.mcp).not.toBeNull();
+    expect(again.roundTrips[0]!.result).toBeNull();
+    expect(late).toContain("1 tools/call answer came more than 10 s after the model's tool call, beyond the linker's window: its round trip shows no result.");
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * The streamed outputs are the whole-log ones, byte for byte: `view` (pretty, json), `export --format har` and
+ * `check` written from a stream of records, against the functions over the whole list, on the captures and the
+ * odd-frames log (U+2028 inside a string: a regex's `^` would have indented after it). And a spool past its
+ * memory bound gives its lines back in order from disk, and leaves no file.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readAllRecords } from '../../src/log/reader.js';
+import type { LogRecord } from '../../src/log/schema.js';
+import { Spool } from '../../src/log/spool.js';
+import { linkTrace } from '../../src/trace/link.js';
+import { formatPretty } from '../../src/trace/pretty.js';
+import { formatRoundTripSummary } from '../../src/trace/summary.js';
+import { formatTraceJson } from '../../src/trace/json.js';
+import { writeJsonView, writePrettyView } from '../../src/trace/write-view.js';
+import { formatHar, writeHar } from '../../src/export/har.js';
+import { checkRecords, checkStream } from '../../src/check/check.js';
+
+const FIXTURES = join(import.meta.dirname, '../../fixtures');
+
+async function* stream(records: readonly LogRecord[]): AsyncGenerator<LogRecord> {
+  yield* records;
+}
+
+/** A sink that keeps what is written. */
+function collector(): { text: string; line(t: string): Promise<void>; write(t: string): Promise<void> } {
+  const out = {
+    text: '',
+    line: async (t: string) => void (out.text += `${t}\n`),
+    write: async (t: string) => void (out.text += t),
+  };
+  return out;
+}
+
+describe.each(['captures/roundtrip', 'captures/broken-roundtrip', 'captures/mcp-stdio', 'captures/openai', 'logs'])('streamed outputs of fixtures/%s', (name) => {
+  it('are the whole-log outputs', async () => {
+    const records = await readAllRecords([join(FIXTURES, name)]);
+    const trace = linkTrace(records);
+    const pretty = collector();
+    await writePrettyView(stream(records), pretty, { link: {}, color: false });
+    const summary = formatRoundTripSummary(trace, { color: false });
+    expect(pretty.text).toBe(`${[...formatPretty(records, { color: false }), ...(summary.length ? ['', ...summary] : [])].join('\n')}\n`);
+    const json = collector();
+    await writeJsonView(stream(records), json, { link: {} });
+    expect(json.text).toBe(`${formatTraceJson(trace).join('\n')}\n`);
+    const har = collector();
+    await writeHar(stream(records), har);
+    expect(har.text).toBe(formatHar(records));
+    expect(JSON.stringify((await checkStream(stream(records))).report)).toBe(JSON.stringify(checkRecords(records)));
+  });
+});
+
+describe('Spool', () => {
+  it('gives its lines back in order once they went to disk, and removes its file', async () => {
+    const spool = new Spool(1000);
+    const lines = Array.from({ length: 5000 }, (_, i) => `line ${i} ${'·'.repeat(i % 50)}`);
+    for (const line of lines) spool.add(line);
+    expect(() => spool.linesNow()).toThrow(/on disk/);
+    const dir = (spool as unknown as { dir: string }).dir;
+    expect(existsSync(dir)).toBe(true);
+    const back: string[] = [];
+    for await (const line of spool.lines()) back.push(line);
+    expect(back).toEqual(lines);
+    expect(existsSync(dir)).toBe(false);
+  });
+});
