@@ -235,6 +235,8 @@ export interface LinkOptions {
    * so far.
    */
   haveLlm?: boolean;
+  /** Most LLM exchanges and MCP calls the linker holds (default 20,000): past it the oldest are linked early. */
+  maxHeld?: number;
   /** Told, once at the end, about links the window could not make (a feed-back later than the horizon). */
   onNote?: (note: string) => void;
 }

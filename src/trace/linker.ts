@@ -37,6 +37,8 @@ export const DEFAULT_LINK_HORIZON_MS = 10 * 60_000;
 const MAX_WATCHED = 1000;
 /** For how many lags after its reply such a round trip is watched. */
 const WATCH_LAGS = 3;
+/** Most LLM exchanges and MCP calls held at once: past it, dense traffic, the oldest are linked early. */
+export const MAX_HELD = 20_000;
 
 /** Where the linker's results go as they become final. */
 export interface TraceSink {
@@ -100,7 +102,12 @@ export class TraceLinker {
   private readonly mappings = new Map<string, Keyed<TraceDiagnostic>>();
   /** Committed model calls whose result was not fed back, watched for a feed-back beyond the horizon. */
   private unfed: { m: ModelCall; resultText: string | null }[] = [];
-  private late = { answers: 0, feedBacks: 0 };
+  private late = { answers: 0, feedBacks: 0, early: 0 };
+  private readonly maxHeld: number;
+  /** When the last early cut was made: one a millisecond of the stream at most. */
+  private lastEarly = -Infinity;
+  /** Whether the cut under way is an early one (what it links counts as linked early). */
+  private early = false;
 
   constructor(
     options: LinkOptions = {},
@@ -110,6 +117,7 @@ export class TraceLinker {
     this.horizonMs = Math.max(options.horizonMs ?? DEFAULT_LINK_HORIZON_MS, this.windowMs);
     this.lagMs = 2 * this.horizonMs;
     this.haveLlm = options.haveLlm;
+    this.maxHeld = options.maxHeld ?? MAX_HELD;
   }
 
   /** Take the next record (records come in time order). */
@@ -147,6 +155,21 @@ export class TraceLinker {
         break;
     }
     if (this.now - this.lastCut >= this.lagMs / 4) this.cut(false);
+    else if (this.exchanges.size + this.mcpCalls.length > this.maxHeld && this.now > this.lastEarly) this.cutEarly();
+  }
+
+  /** More held than the bound: link the older half of the held time now, as if the lag were shorter. */
+  private cutEarly(): void {
+    this.lastEarly = this.now;
+    let oldest = this.now;
+    for (const x of this.exchanges.values()) if (!x.callsDone) oldest = Math.min(oldest, x.request?.time ?? x.response?.time ?? x.error?.time ?? oldest);
+    for (const c of this.mcpCalls) oldest = Math.min(oldest, c.request.time);
+    this.early = true;
+    try {
+      this.cut(false, oldest + (this.now - oldest) / 2);
+    } finally {
+      this.early = false;
+    }
   }
 
   /** What the linker holds now: LLM exchanges, MCP calls, round trips and turns not yet handed on. */
@@ -213,9 +236,9 @@ export class TraceLinker {
   }
 
   /** Link what is held; make final what is older than the lag (everything, at the end). */
-  private cut(final: boolean): void {
-    this.lastCut = this.now;
-    const settled = final ? Infinity : this.now - this.lagMs;
+  private cut(final: boolean, early?: number): void {
+    if (early === undefined) this.lastCut = this.now;
+    const settled = final ? Infinity : Math.max(early ?? -Infinity, this.now - this.lagMs);
     const names = this.toolNameMap();
     const modelCalls = collectModelCalls(this.exchanges.values());
     for (const c of this.mcpCalls) c.used = false;
@@ -229,7 +252,7 @@ export class TraceLinker {
     this.commitMcpOnlyTrips(settled);
     const watermark = final ? Infinity : this.watermark();
     this.release(watermark, settled, final);
-    if (!final) this.evict(watermark);
+    if (!final) this.evict(watermark, settled);
   }
 
   /**
@@ -308,6 +331,7 @@ export class TraceLinker {
       const { trip, diagnostics } = modelTrip(m, ctx);
       const order = [m.decidedAt, x.response!.time, x.ord, m.index];
       this.pending.push({ item: trip, key: [trip.time, 0, ...order] });
+      if (this.early) this.late.early++;
       diagnostics.forEach((d, i) => this.diagnostics.push({ item: d, key: [d.time, 0, ...order, i] }));
       if (mcp) claimed.add(mcp);
       if (mcp && mapping && mapping.scheme !== 'same name') this.noteMapping(mappingFinding(m, mcp, mapping, this.serverName(mcp)), `${m.call.name}\u0000${mcp.request.session}`, order);
@@ -329,6 +353,7 @@ export class TraceLinker {
       if (c.used || c.request.time >= settled) continue;
       const { trip, diagnostics } = mcpOnlyTrip(c, this.serverName(c), this.haveLlm ?? this.sawLlm);
       this.pending.push({ item: trip, key: [trip.time, 1, c.ord] });
+      if (this.early) this.late.early++;
       diagnostics.forEach((d, i) => this.diagnostics.push({ item: d, key: [d.time, 1, c.ord, i] }));
       done.add(c);
     }
@@ -398,8 +423,8 @@ export class TraceLinker {
   }
 
   /** Let go of what no later link can use: exchanges before the watermark, bodies no exchange claimed. */
-  private evict(watermark: number): void {
-    const old = this.now - this.lagMs;
+  private evict(watermark: number, settled: number): void {
+    const old = settled;
     for (const [key, x] of this.exchanges) {
       // A request whose reply never came (a log cut off) stops holding the others back after two lags.
       if (!x.response && !x.callsDone && (x.request?.time ?? x.error?.time ?? this.now) < old - this.lagMs) x.callsDone = true;
@@ -433,13 +458,17 @@ export class TraceLinker {
   }
 
   private notes(): string[] {
-    const minutes = this.horizonMs >= 60_000 ? `${Math.round(this.horizonMs / 60_000)} min` : `${Math.round(this.horizonMs / 1000)} s`;
+    const minutes = duration(this.horizonMs);
     const notes: string[] = [];
     if (this.late.answers > 0) {
       notes.push(`${this.late.answers} tools/call answer${this.late.answers === 1 ? '' : 's'} came more than ${minutes} after the model's tool call, beyond the linker's window: ${this.late.answers === 1 ? 'its round trip shows' : 'their round trips show'} no result.`);
     }
     if (this.late.feedBacks > 0) {
       notes.push(`${this.late.feedBacks} tool result${this.late.feedBacks === 1 ? ' was' : 's were'} fed back to the model more than ${minutes} after the call, beyond the linker's window: ${this.late.feedBacks === 1 ? 'its round trip says' : 'their round trips say'} not fed back.`);
+    }
+    if (this.late.early > 0) {
+      const lag = duration(this.lagMs);
+      notes.push(`${this.late.early} round trip${this.late.early === 1 ? ' was' : 's were'} linked before ${this.late.early === 1 ? 'its' : 'their'} window was over: more than ${this.maxHeld.toLocaleString('en')} LLM and tool calls came within ${lag}, so the oldest were linked early (a result fed back after that shows as not fed back).`);
     }
     return notes;
   }
@@ -448,4 +477,9 @@ export class TraceLinker {
 function compareKeys(a: readonly number[], b: readonly number[]): number {
   for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
   return a.length - b.length;
+}
+
+/** `10 min`, `20 s`. */
+function duration(ms: number): string {
+  return ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
 }

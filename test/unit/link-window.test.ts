@@ -73,6 +73,23 @@ describe('the streaming linker', () => {
     expect(most).toBeLessThan(20);
   });
 
+  it('links the oldest early when more calls come within the window than it may hold, and says so', () => {
+    const records = Array.from({ length: 100 }, (_, n) => [...copy(ollama, n, 3000), ...copy(weather, n, 3000)].sort((a, b) => a.time - b.time)).flat();
+    const notes: string[] = [];
+    const linker = new TraceLinker({ maxHeld: 12 });
+    let most = 0;
+    for (const r of records) {
+      linker.push(r);
+      most = Math.max(most, linker.held.exchanges + linker.held.mcpCalls);
+    }
+    notes.push(...linker.end().notes);
+    // Three items a round trip, the bound 12: held stays near it, and each round trip is linked as before.
+    expect(most).toBeLessThan(20);
+    expect(JSON.stringify(linkTrace(records, { maxHeld: 12 }))).toBe(JSON.stringify(linkTrace(records)));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/^\d+ round trips were linked before their window was over: more than 12 LLM and tool calls came within 20 min/);
+  });
+
   it('gives the whole-log answer on a log shorter than its window, and the same across many cuts', () => {
     const records = Array.from({ length: 40 }, (_, n) => [...copy(ollama, n, 3000), ...copy(weather, n, 3000)].sort((a, b) => a.time - b.time)).flat();
     // Cut every few seconds (a 3 s window and horizon), or once at the end (the default's 10 minutes).
