@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildSpans, llmSpanId, mcpSpanId, parseTraceparent, SpanBuilder, type SpanData } from '../../src/export/otlp-spans.js';
 import { formatOtlp, serializeOtlpJson } from '../../src/export/otlp.js';
 import { linkTrace } from '../../src/trace/link.js';
-import type { LogRecord } from '../../src/log/schema.js';
+import { LOG_FORMAT_VERSION, type LogRecord } from '../../src/log/schema.js';
 
 // Literal records in the shapes the taps write: an Ollama proxy log and a stdio MCP server log, one round trip.
 const T0 = 1_780_000_000_000;
@@ -225,7 +225,7 @@ describe('teeSink (how the taps hand records to the live exporter)', () => {
     expect(sink.write({ time: 1, kind: 'stderr', dir: 's2c', text: 'x', bytes: 1, msg: 'm' })).toBe(10);
     expect(sink.write({ time: 2, kind: 'stderr', dir: 's2c', text: 'y', bytes: 1, msg: 'm', session: 'mcp-7', channel: 'mcp-http' })).toBe(11);
     expect(seen).toMatchObject([
-      { v: 1, seq: 10, session: 'tap-1', channel: 'http', label: 'llm', level: 30, text: 'x' },
+      { v: LOG_FORMAT_VERSION, seq: 10, session: 'tap-1', channel: 'http', label: 'llm', level: 30, text: 'x' },
       { seq: 11, session: 'mcp-7', channel: 'mcp-http', text: 'y' },
     ]);
     throwNext = true;
