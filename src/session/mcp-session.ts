@@ -103,8 +103,9 @@ export class McpSession {
   private observeFrame(frame: Frame, context?: FrameContext): void {
     // A head cut by the cap may end inside a character: leave that character out rather than call it binary.
     const kept = frame.truncated ? withoutCutCharacter(frame.bytes) : frame.bytes;
-    const utf8 = isUtf8(kept);
     const text = kept.toString('utf8');
+    // Bytes that are not UTF-8 decode with U+FFFD in their place: a text without one was UTF-8 (most frames).
+    const utf8 = !text.includes('\uFFFD') || isUtf8(kept);
     const base: FrameFields & { time: number; [RAW_PARSED]?: unknown } = {
       time: frame.time,
       bytes: frame.size,

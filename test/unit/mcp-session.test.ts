@@ -176,6 +176,18 @@ describe('McpSession: correlation and edge cases', () => {
     expect(binary).toMatchObject({ kind: 'invalid', rawEncoding: 'base64', raw: bad.toString('base64'), bytes: 4 });
   });
 
+  test('a frame that holds U+FFFD itself is UTF-8 text; one whose bytes decode to U+FFFD is base64', () => {
+    const { sink, mcp } = session();
+    const replacement = '{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"\ufffd"}}';
+    mcp.observe(frame('s2c', Buffer.from(replacement)));
+    const broken = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"'), Buffer.from([0xc3]), Buffer.from('"}}')]);
+    mcp.observe(frame('s2c', broken));
+    const [text, base64] = sink.records;
+    expect(text).toMatchObject({ kind: 'notification', raw: replacement });
+    expect(text).not.toHaveProperty('rawEncoding');
+    expect(base64).toMatchObject({ rawEncoding: 'base64', raw: broken.toString('base64') });
+  });
+
   test('a client message that is not JSON-RPC is not blamed on stdout', () => {
     const { sink, mcp } = session();
     mcp.observe(frame('c2s', 'hello'));
