@@ -4,11 +4,9 @@
  * linked trace as NDJSON, or a self-contained html page.
  */
 import { writePrivateFile } from '../log/open-file.js';
-import { buildTimeline, formatTimeline } from '../trace/timeline.js';
+import { buildTimeline } from '../trace/timeline.js';
 import { formatHtml } from '../trace/html.js';
-import { formatMermaid } from '../trace/mermaid.js';
-import { formatRoundTripSummary } from '../trace/summary.js';
-import { writeJsonView, writePrettyView } from '../trace/write-view.js';
+import { writeJsonView, writeMermaidView, writePrettyView, writeTimelineView } from '../trace/write-view.js';
 import { linkTrace } from '../trace/link.js';
 import { readLogRecords, streamLogRecords } from './read-logs.js';
 import { Output } from './output.js';
@@ -57,35 +55,31 @@ export const registerView: RegisterCommand = (cli) =>
         const link = window !== undefined ? { windowMs: window * 1000 } : {};
         const fit = (line: string): string => fitWidth(line, width);
         const progress = startProgress();
-        if (format === 'pretty' || format === 'json') {
-          // These two stream: the records pass through, the linker holds a window of them.
+        if (format !== 'html') {
+          // These stream: the records pass through, the linker holds a window of them.
           const stream = await streamLogRecords(logPaths(argv, 'view'), { progress: progress.read, slim: true });
           const output = Output.to(out);
           const viewOptions = { link: { ...link, haveLlm: stream.haveLlm }, fit };
-          const done = format === 'json' ? await writeJsonView(stream.records, output, viewOptions) : await writePrettyView(stream.records, output, { ...viewOptions, color, relative: argv.relative as boolean });
+          const done =
+            format === 'json'
+              ? await writeJsonView(stream.records, output, viewOptions)
+              : format === 'timeline'
+                ? await writeTimelineView(stream.records, output, { ...viewOptions, color })
+                : format === 'mermaid'
+                  ? await writeMermaidView(stream.records, output, viewOptions)
+                  : await writePrettyView(stream.records, output, { ...viewOptions, color, relative: argv.relative as boolean });
           await output.close();
           progress.done();
           for (const note of done.notes) printNote(note);
           if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records} records to ${out}\n`);
           return;
         }
-        const records = await readLogRecords(logPaths(argv, 'view'), { progress: progress.read, slim: format !== 'html' });
+        // The page shows the frames: a whole read, capped when drawn (trace/html.ts).
+        const records = await readLogRecords(logPaths(argv, 'view'), { progress: progress.read });
         progress.phase(`linking ${records.length.toLocaleString('en')} records`);
         const trace = linkTrace(records, { ...link, onNote: printNote });
         progress.phase(`writing the ${format} view`);
-        let text: string;
-        switch (format) {
-          case 'mermaid':
-            text = formatMermaid(buildTimeline(records, trace));
-            break;
-          case 'html':
-            text = formatHtml(records, trace, buildTimeline(records, trace));
-            break;
-          default: {
-            const summary = formatRoundTripSummary(trace, { color });
-            text = lines([...formatTimeline(buildTimeline(records, trace), { color }), ...(summary.length ? ['', ...summary] : [])].map(fit));
-          }
-        }
+        const text = formatHtml(records, trace, buildTimeline(records, trace));
         progress.done();
         if (out !== undefined) {
           await writePrivateFile(out, text).catch((error: NodeJS.ErrnoException) => {
@@ -101,6 +95,3 @@ export const registerView: RegisterCommand = (cli) =>
     },
   );
 
-function lines(list: string[]): string {
-  return list.length ? `${list.join('\n')}\n` : '';
-}

@@ -2,29 +2,34 @@
  * `view --format mermaid`: the timeline as a Mermaid `sequenceDiagram` — paste it into a Markdown file on GitHub,
  * or into mermaid.live, and the round trip is drawn. Pure: a Timeline in, text out.
  */
-import type { Timeline } from './timeline.js';
+import type { Participant, Timeline, TimelineStep } from './timeline.js';
 
 /** The diagram's source text, one statement per line. */
 export function formatMermaid(timeline: Timeline): string {
   const alias = new Map(timeline.participants.map((p, i) => [p.id, aliasOf(p.kind, i)]));
   const lines = ['sequenceDiagram'];
-  for (const p of timeline.participants) {
-    lines.push(`  ${p.kind === 'user' ? 'actor' : 'participant'} ${alias.get(p.id)} as ${escapeText(p.name)}`);
-  }
-  for (const s of timeline.steps) {
-    const from = alias.get(s.from)!;
-    const to = alias.get(s.to)!;
-    const text = escapeText(s.text);
-    if (s.style === 'note') lines.push(`  Note over ${from}: ${text}`);
-    else lines.push(`  ${from}${ARROWS[s.style]}${to}: ${text}`);
-  }
+  for (const p of timeline.participants) lines.push(mermaidParticipant(p, alias.get(p.id)!));
+  for (const s of timeline.steps) lines.push(mermaidStep(s, alias));
   return `${lines.join('\n')}\n`;
+}
+
+/** A participant's statement. */
+export function mermaidParticipant(p: Participant, alias: string): string {
+  return `  ${p.kind === 'user' ? 'actor' : 'participant'} ${alias} as ${escapeText(p.name)}`;
+}
+
+/** A step's statement: an arrow, or a note over one participant. */
+export function mermaidStep(s: Pick<TimelineStep, 'from' | 'to' | 'text' | 'style'>, alias: ReadonlyMap<string, string>): string {
+  const from = alias.get(s.from)!;
+  const to = alias.get(s.to)!;
+  const text = escapeText(s.text);
+  return s.style === 'note' ? `  Note over ${from}: ${text}` : `  ${from}${ARROWS[s.style]}${to}: ${text}`;
 }
 
 /** Solid arrows for requests, dashed for replies, a cross for a reply that failed. */
 const ARROWS = { request: '->>', reply: '-->>', error: '--x' } as const;
 
-function aliasOf(kind: string, index: number): string {
+export function aliasOf(kind: string, index: number): string {
   return `${kind[0]!.toUpperCase()}${index}`;
 }
 

@@ -6,10 +6,12 @@
  */
 import type { LogRecord } from '../log/schema.js';
 import { Spool } from '../log/spool.js';
-import type { LinkOptions } from './link.js';
+import type { LinkOptions, ToolRoundTrip, TraceTurn } from './link.js';
 import { TraceLinker, type LinkEnd } from './linker.js';
 import { joinPretty, prettyLabelWidth, prettyParts, type PrettyOptions } from './pretty.js';
 import { SummaryTables } from './summary.js';
+import { arrowOf, timelineLine, TimelineStream, type Participant, type TimelineStep } from './timeline.js';
+import { aliasOf, mermaidParticipant, mermaidStep } from './mermaid.js';
 
 /** Where a view's lines go (cli/output.ts), and how a line is fitted to the terminal. */
 export interface LineSink {
@@ -91,5 +93,91 @@ export async function writeJsonView(records: AsyncIterable<LogRecord>, out: Line
   } finally {
     turns.dispose();
     loose.dispose();
+  }
+}
+
+/** A stream's arrows, put aside in time order until the participants are known (at the end). */
+class StepSpool {
+  readonly steps = new Spool();
+  readonly used = new Set<string>();
+  /** The pairs an arrow goes between, for the arrow column's width. */
+  readonly pairs = new Map<string, { from: string; to: string }>();
+  first: number | undefined;
+
+  add = (s: TimelineStep): void => {
+    this.first ??= s.time;
+    this.used.add(s.from);
+    this.used.add(s.to);
+    this.pairs.set(`${s.from}\u0000${s.to}`, { from: s.from, to: s.to });
+    this.steps.add(JSON.stringify([s.time, s.from, s.to, s.text, s.style]));
+  };
+
+  async *read(): AsyncGenerator<Pick<TimelineStep, 'time' | 'from' | 'to' | 'text' | 'style'>> {
+    for await (const line of this.steps.lines()) {
+      const [time, from, to, text, style] = JSON.parse(line) as [number, string, string, string, TimelineStep['style']];
+      yield { time, from, to, text, style };
+    }
+  }
+}
+
+/** The timeline's arrows from a stream, and the linker's end; `more` also takes what the linker hands on. */
+async function streamSteps(records: AsyncIterable<LogRecord>, options: WriteViewOptions, more: { roundTrip?: (t: ToolRoundTrip) => void; turn?: (t: TraceTurn) => void } = {}): Promise<{ spool: StepSpool; end: LinkEnd; participants: Participant[]; records: number }> {
+  const spool = new StepSpool();
+  const timeline = new TimelineStream(spool.add);
+  const linker = new TraceLinker(options.link, {
+    roundTrip: (trip) => {
+      more.roundTrip?.(trip);
+      timeline.roundTrip(trip);
+    },
+    turn: (turn) => {
+      more.turn?.(turn);
+      timeline.turn(turn);
+    },
+  });
+  let n = 0;
+  for await (const r of records) {
+    n++;
+    timeline.push(r);
+    linker.push(r);
+  }
+  const end = linker.end();
+  const participants = timeline.end(end.sessions, spool.used);
+  return { spool, end, participants, records: n };
+}
+
+/** `view --format timeline`: the round trip as arrows between participants, then the round-trip tables. */
+export async function writeTimelineView(records: AsyncIterable<LogRecord>, out: LineSink, options: WriteViewOptions & { color: boolean }): Promise<ViewDone> {
+  const fit = options.fit ?? ((line: string) => line);
+  const tables = new SummaryTables({ color: options.color });
+  const { spool, end, participants, records: n } = await streamSteps(records, options, { roundTrip: (t) => tables.addTrip(t), turn: (t) => tables.addTurn(t) });
+  try {
+    const names = new Map(participants.map((p) => [p.id, p.name]));
+    let width = 0;
+    for (const pair of spool.pairs.values()) width = Math.max(width, arrowOf(pair, names).length);
+    const at = { names, first: spool.first ?? 0, width: Math.min(40, width), color: options.color };
+    for await (const step of spool.read()) await out.line(fit(timelineLine(step, at)));
+    let blank = true;
+    for await (const line of tables.lines(end.diagnostics)) {
+      if (blank) await out.line('');
+      blank = false;
+      await out.line(fit(line));
+    }
+    return { ...end, records: n };
+  } finally {
+    spool.steps.dispose();
+  }
+}
+
+/** `view --format mermaid`: the timeline as a Mermaid sequenceDiagram. */
+export async function writeMermaidView(records: AsyncIterable<LogRecord>, out: LineSink, options: WriteViewOptions): Promise<ViewDone> {
+  const { spool, end, participants, records: n } = await streamSteps(records, options);
+  try {
+    const alias = new Map(participants.map((p, i) => [p.id, aliasOf(p.kind, i)]));
+    await out.line('sequenceDiagram');
+    for (const p of participants) await out.line(mermaidParticipant(p, alias.get(p.id)!));
+    for await (const step of spool.read()) await out.line(mermaidStep(step, alias));
+    return { ...end, records: n };
+  } finally {
+    spool.steps.dispose();
   }
 }

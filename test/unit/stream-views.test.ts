@@ -1,5 +1,5 @@
 /**
- * The streamed outputs are the whole-log ones, byte for byte: `view` (pretty, json), `export --format har` and
+ * The streamed outputs are the whole-log ones, byte for byte: `view` (pretty, timeline, mermaid, json), `export --format har` and
  * `check` written from a stream of records, against the functions over the whole list, on the captures and the
  * odd-frames log (U+2028 inside a string: a regex's `^` would have indented after it). And a spool past its
  * memory bound gives its lines back in order from disk, and leaves no file.
@@ -14,7 +14,9 @@ import { linkTrace } from '../../src/trace/link.js';
 import { formatPretty } from '../../src/trace/pretty.js';
 import { formatRoundTripSummary } from '../../src/trace/summary.js';
 import { formatTraceJson } from '../../src/trace/json.js';
-import { writeJsonView, writePrettyView } from '../../src/trace/write-view.js';
+import { writeJsonView, writeMermaidView, writePrettyView, writeTimelineView } from '../../src/trace/write-view.js';
+import { buildTimeline, formatTimeline } from '../../src/trace/timeline.js';
+import { formatMermaid } from '../../src/trace/mermaid.js';
 import { formatHar, writeHar } from '../../src/export/har.js';
 import { checkRecords, checkStream } from '../../src/check/check.js';
 
@@ -42,6 +44,12 @@ describe.each(['captures/roundtrip', 'captures/broken-roundtrip', 'captures/mcp-
     await writePrettyView(stream(records), pretty, { link: {}, color: false });
     const summary = formatRoundTripSummary(trace, { color: false });
     expect(pretty.text).toBe(`${[...formatPretty(records, { color: false }), ...(summary.length ? ['', ...summary] : [])].join('\n')}\n`);
+    const timeline = collector();
+    await writeTimelineView(stream(records), timeline, { link: {}, color: false });
+    expect(timeline.text).toBe(`${[...formatTimeline(buildTimeline(records, trace), { color: false }), ...(summary.length ? ['', ...summary] : [])].join('\n')}\n`);
+    const mermaid = collector();
+    await writeMermaidView(stream(records), mermaid, { link: {} });
+    expect(mermaid.text).toBe(formatMermaid(buildTimeline(records, trace)));
     const json = collector();
     await writeJsonView(stream(records), json, { link: {} });
     expect(json.text).toBe(`${formatTraceJson(trace).join('\n')}\n`);
