@@ -5,7 +5,7 @@
 import { dirname } from 'node:path';
 import type { Argv } from 'yargs';
 import { startHttpTap, DEFAULT_HTTP_MAX_BODY } from '../capture/http.js';
-import { startLiveSpanExporter, type LiveSpanExporter } from '../export/otlp-live.js';
+import type { LiveSpanExporter } from '../export/otlp-live.js';
 import { fail, type RegisterCommand } from './shared.js';
 import { McptapError } from '../types.js';
 import { logSafetyFromArgv, logSafetyOptions, NO_REDACT_WARNING } from './log-options.js';
@@ -34,7 +34,8 @@ async function run(argv: Record<string, unknown>): Promise<void> {
   let tap;
   let live: LiveSpanExporter | undefined;
   try {
-    if (typeof argv['otlp-endpoint'] === 'string') live = startLiveSpanExporter({ endpoint: argv['otlp-endpoint'] });
+    // Loaded only when asked for, as the wrap does: the exporter brings the reader and the trace linker along.
+    if (typeof argv['otlp-endpoint'] === 'string') live = (await import('../export/otlp-live.js')).startLiveSpanExporter({ endpoint: argv['otlp-endpoint'] });
     const safety = logSafetyFromArgv(argv);
     if (safety.redact === false) process.stderr.write(`mcptap: ${NO_REDACT_WARNING}\n`);
     tap = await startHttpTap({
