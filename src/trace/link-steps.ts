@@ -134,10 +134,10 @@ export interface TripContext {
  * A finding, or one that can be written only once it is known whether the logs hold any MCP server's log (at
  * the end of them).
  */
-export type Finding = TraceDiagnostic | { time: number; write: (haveMcp: boolean) => TraceDiagnostic };
+export type TripFinding = TraceDiagnostic | { time: number; write: (haveMcp: boolean) => TraceDiagnostic };
 
 /** The round trip of one model call, and the findings about it (in the order the whole-log linker made them). */
-export function modelTrip(m: ModelCall, ctx: TripContext): { trip: ToolRoundTrip; diagnostics: Finding[] } {
+export function modelTrip(m: ModelCall, ctx: TripContext): { trip: ToolRoundTrip; diagnostics: TripFinding[] } {
   const { mcp, carrier } = ctx;
   const x = m.exchange;
   const response = x.response!;
@@ -170,8 +170,8 @@ export function modelTrip(m: ModelCall, ctx: TripContext): { trip: ToolRoundTrip
     timing,
     diagnostics: [],
   };
-  const diagnostics: Finding[] = [];
-  const say = (code: DiagnosticCode, d: Finding): void => {
+  const diagnostics: TripFinding[] = [];
+  const say = (code: DiagnosticCode, d: TripFinding): void => {
     trip.diagnostics.push(code);
     diagnostics.push(d);
   };

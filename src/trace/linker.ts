@@ -25,7 +25,7 @@ import {
   noteOffered,
   offerDiagnostics,
   startTurn,
-  type Finding,
+  type TripFinding,
   type Matches,
   type Offers,
 } from './link-steps.js';
@@ -98,7 +98,7 @@ export class TraceLinker {
   private readonly turns = new Map<number, OpenTurn>();
   private nextTurn = 1;
   private pending: Keyed<ToolRoundTrip>[] = [];
-  private readonly diagnostics: Keyed<Finding>[] = [];
+  private readonly diagnostics: Keyed<TripFinding>[] = [];
   private readonly mappings = new Map<string, Keyed<TraceDiagnostic>>();
   /** Committed model calls whose result was not fed back, watched for a feed-back beyond the horizon. */
   private unfed: { m: ModelCall; resultText: string | null }[] = [];
@@ -435,6 +435,9 @@ export class TraceLinker {
       if (b.time >= old) break;
       this.bodies.delete(key);
     }
+    // The tools a session ran count for the tool-name map while it is in the held time; a session idle for
+    // longer than that (a log of thousands of short sessions) need not keep them.
+    for (const [session, s] of this.sessions) if (s.endTime < old - WATCH_LAGS * this.lagMs) this.ranTools.delete(session);
     // A feed-back is watched for long enough to be told about (an hour, at the default horizon), not for ever.
     this.unfed = this.unfed.filter((u) => u.m.exchange.response!.time >= this.now - WATCH_LAGS * this.lagMs);
   }
