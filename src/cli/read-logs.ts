@@ -55,10 +55,9 @@ async function* recordsOf(paths: readonly string[], files: readonly string[], op
 }
 
 /**
- * Characters read between two full garbage collections. What a streaming reader keeps alive is a few tens of
- * MB (the linker's window, the spools' heads), but V8 lets what lived a while and died pile up in the old
- * generation long before it collects it: on a 300 MB log, 19 MB of live heap at the end and a view's peak RSS
- * of 181 MB; 137 MB collected every 32 MB read, 130 MB every 16 MB, for a fifth more CPU (docs/benchmarks.md).
+ * Characters read between two full garbage collections. A streaming reader keeps little alive (the linker's
+ * window, the spools' heads), but V8 lets what lived a while and died pile up in the old generation long
+ * before it collects it, and that, not the log, set the peak memory (figures: docs/benchmarks.md).
  */
 const COLLECT_EVERY = 16 * 1024 * 1024;
 
