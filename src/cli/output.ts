@@ -1,11 +1,11 @@
 /**
  * Where a reading command's output goes as it is made: stdout, or a file (`-o`) written owner-only like the logs
  * it comes from. Text is gathered into chunks and each write waits for the stream to drain, so a view of a log
- * of any size never piles up in memory behind a slow pipe.
+ * of any size never piles up in memory behind a slow pipe. When the reader goes away (`mcptap view logs/ | head`)
+ * the next write throws OUTPUT_CLOSED, which the CLI ends on quietly, as `git log | head` does.
  */
 import type { WriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { once } from 'node:events';
 import { McptapError } from '../types.js';
 
 const CHUNK_CHARS = 64 * 1024;
@@ -17,6 +17,8 @@ export class Output {
   private file: WriteStream | undefined;
   /** Characters written so far. */
   written = 0;
+  /** The stream's error, once it had one (EPIPE: the reader went away). */
+  private failure: NodeJS.ErrnoException | undefined;
 
   /**
    * Output to `file` (created 0600, an existing one narrowed to 0600), or to stdout without one. The file is
@@ -47,18 +49,34 @@ export class Output {
     this.written += this.chars;
     this.chars = 0;
     const stream = this.stream ?? (await this.open());
-    if (!stream.write(text)) await once(stream, 'drain');
+    this.check();
+    if (!stream.write(text)) await new Promise((resolve) => {
+      stream.once('drain', resolve);
+      stream.once('error', resolve);
+    });
+    this.check();
+  }
+
+  private check(): void {
+    if (!this.failure) return;
+    if (this.failure.code === 'EPIPE') throw new McptapError('OUTPUT_CLOSED', 'the output was closed by its reader.');
+    throw new McptapError('CANNOT_WRITE', `cannot write ${this.path ?? 'to stdout'} (${this.failure.code ?? this.failure.message}).`);
+  }
+
+  private watch(stream: NodeJS.WritableStream): NodeJS.WritableStream {
+    stream.on('error', (error: NodeJS.ErrnoException) => (this.failure ??= error));
+    return stream;
   }
 
   private async open(): Promise<NodeJS.WritableStream> {
-    if (this.path === undefined) return (this.stream = process.stdout);
+    if (this.path === undefined) return (this.stream = this.watch(process.stdout));
     const file = this.path;
     const handle = await open(file, 'w', 0o600).catch((error: NodeJS.ErrnoException) => {
       throw new McptapError('CANNOT_WRITE', `cannot write ${file} (${error.code ?? error.message}). Choose a file in a folder that exists and that you can write to.`);
     });
     await handle.chmod(0o600);
     this.file = handle.createWriteStream();
-    return (this.stream = this.file);
+    return (this.stream = this.watch(this.file));
   }
 
   /** Write what is left; close the file, if any. */
@@ -67,8 +85,9 @@ export class Output {
     // Logs that hold records but nothing to print (a view of no lines) still make the file asked for.
     if (this.path !== undefined && this.stream === undefined) await this.open();
     if (this.file) {
-      this.file.end();
-      await once(this.file, 'close');
+      const file = this.file;
+      await new Promise((resolve) => file.end(resolve));
     }
+    this.check();
   }
 }

@@ -32,6 +32,8 @@ const EXIT_2 = new Set([
  * exit code: 2 for a bad flag or value (`BAD_…`) and for logs that cannot be read, else 1.
  */
 export function fail(error: unknown, exitCode?: number): never {
+  // The reader of the output went away (`| head`): what it wanted it has; nothing to say.
+  if (error instanceof McptapError && error.code === 'OUTPUT_CLOSED') process.exit(0);
   // A bug of mcptap's own is still one sentence; the stack is for a bug report, on request.
   const stack = process.env.MCPTAP_DEBUG ? `\n${(error as Error)?.stack ?? ''}` : ' (this is a bug in mcptap: run again with MCPTAP_DEBUG=1 for the details to report)';
   const message = error instanceof McptapError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}${stack}`;

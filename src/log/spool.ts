@@ -50,18 +50,21 @@ export class Spool {
   }
 
   /** Remove the file, if any. */
-  dispose(): void {
+  readonly dispose = (): void => {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     if (this.dir !== undefined) rmSync(this.dir, { recursive: true, force: true });
+    if (this.dir !== undefined) process.off('exit', this.dispose);
     this.dir = undefined;
     this.held = [];
     this.chars = 0;
-  }
+  };
 
   private spill(): void {
     if (this.fd === undefined) {
       this.dir = mkdtempSync(join(tmpdir(), 'mcptap-spool-'));
+      // A process that exits before the spool is read (process.exit on an error) still removes it.
+      process.once('exit', this.dispose);
       this.fd = openSync(join(this.dir, 'spool'), 'w', 0o600);
     }
     writeSync(this.fd, `${this.held.join('\n')}\n`);

@@ -74,6 +74,12 @@ export class SummaryTables {
     this.turns.add(JSON.stringify(row));
   }
 
+  /** Remove the spools' files, if the tables are not printed (an error, the output closed). */
+  dispose(): void {
+    this.trips.dispose();
+    this.turns.dispose();
+  }
+
   /** The summary's lines, the diagnostics (in time order) last. */
   async *lines(diagnostics: readonly TraceDiagnostic[]): AsyncGenerator<string> {
     for (const part of this.parts(diagnostics)) {

@@ -62,6 +62,7 @@ export async function writePrettyView(records: AsyncIterable<LogRecord>, out: Li
     return { ...end, records: n };
   } finally {
     lines.dispose();
+    tables.dispose();
   }
 }
 
@@ -165,6 +166,7 @@ export async function writeTimelineView(records: AsyncIterable<LogRecord>, out: 
     return { ...end, records: n };
   } finally {
     spool.steps.dispose();
+    tables.dispose();
   }
 }
 
