@@ -53,7 +53,7 @@ export interface RecordJson {
 export function recordJson(draft: object, start = '{', end = '}'): RecordJson {
   const fields = draft as Record<string, unknown>;
   let head = start;
-  const empty = start.length;
+  let first = true;
   let raw: string | undefined;
   for (const key in fields) {
     const value = fields[key];
@@ -61,15 +61,25 @@ export function recordJson(draft: object, start = '{', end = '}'): RecordJson {
       raw = value;
       continue;
     }
-    const json = valueJson(value);
-    if (json === undefined) continue;
-    head += head.length === empty ? `${keyJson(key)}${json}` : `,${keyJson(key)}${json}`;
+    // Each `+=` is one more string for V8 to make and later flatten: so a plain string's opening quote comes
+    // with its key, and the key with its comma.
+    if (typeof value === 'string' && !NEEDS_ESCAPE.test(value)) {
+      head += keyJson(key, first).openString;
+      head += value;
+      head += '"';
+    } else {
+      const json = valueJson(value);
+      if (json === undefined) continue;
+      head += keyJson(key, first).name;
+      head += json;
+    }
+    first = false;
   }
   if (raw === undefined) {
     const text = `${head}${end}`;
     return { text, exact: text };
   }
-  head += head.length === empty ? '"raw":' : ',"raw":';
+  head += first ? '"raw":' : ',"raw":';
   const parsed = RAW_PARSED in draft;
   let rawJson: string;
   if (parsed && isOneLineJsonStructure(raw)) rawJson = raw;
@@ -116,15 +126,24 @@ function quote(text: string): string {
   return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
-/** `"key":` by key name; the names are the schema's, a few dozen. */
-const KEY_JSON = new Map<string, string>();
+/** A key as a line writes it: `"key":`, and `"key":"` before a string that needs no escape. */
+interface KeyJson {
+  name: string;
+  openString: string;
+}
+
+/** By key name, as the first field and as a later one (with its comma); the names are the schema's, a few dozen. */
+const FIRST_KEY_JSON = new Map<string, KeyJson>();
+const NEXT_KEY_JSON = new Map<string, KeyJson>();
 const MAX_KEYS = 1024;
 
-function keyJson(key: string): string {
-  let json = KEY_JSON.get(key);
+function keyJson(key: string, first: boolean): KeyJson {
+  const known = first ? FIRST_KEY_JSON : NEXT_KEY_JSON;
+  let json = known.get(key);
   if (json === undefined) {
-    json = `${quote(key)}:`;
-    if (KEY_JSON.size < MAX_KEYS) KEY_JSON.set(key, json);
+    const name = `${first ? '' : ','}${quote(key)}:`;
+    json = { name, openString: `${name}"` };
+    if (known.size < MAX_KEYS) known.set(key, json);
   }
   return json;
 }

@@ -103,6 +103,8 @@ export class LogWriter implements RecordSink {
   private readonly sessionField: string;
   private readonly channelField: string;
   private readonly labelField: string;
+  /** `,"level":30,` and the three fields above: the stamp after `seq` of a draft that sets none of them. */
+  private readonly usualStampTail: string;
 
   /** An fd opened for `file` before this writer existed; used by the first open of `file`. */
   private presetFd: number | undefined;
@@ -115,6 +117,7 @@ export class LogWriter implements RecordSink {
     this.sessionField = `"session":${JSON.stringify(options.session)},`;
     this.channelField = `"channel":${JSON.stringify(options.channel)},`;
     this.labelField = `"label":${JSON.stringify(options.label)},`;
+    this.usualStampTail = `,"level":${LEVEL.info},${this.sessionField}${this.channelField}${this.labelField}`;
     let warned = false;
     const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
     this.warnOnce = (message) => {
@@ -174,11 +177,16 @@ export class LogWriter implements RecordSink {
     const seq = this.seq++;
     const destination = this.destination;
     if (!destination) return seq;
-    let stamp = `{"v":${LOG_FORMAT_VERSION},"seq":${seq},`;
-    if (draft.level === undefined) stamp += `"level":${LEVEL.info},`;
-    if (draft.session === undefined) stamp += this.sessionField;
-    if (draft.channel === undefined) stamp += this.channelField;
-    stamp += this.labelField;
+    let stamp: string;
+    // Most drafts carry none of the stamp's own fields: its tail is then one string, made once.
+    if (draft.level === undefined && draft.session === undefined && draft.channel === undefined) stamp = `{"v":${LOG_FORMAT_VERSION},"seq":${seq}${this.usualStampTail}`;
+    else {
+      stamp = `{"v":${LOG_FORMAT_VERSION},"seq":${seq},`;
+      if (draft.level === undefined) stamp += `"level":${LEVEL.info},`;
+      if (draft.session === undefined) stamp += this.sessionField;
+      if (draft.channel === undefined) stamp += this.channelField;
+      stamp += this.labelField;
+    }
     // The line is built as one string; redaction reads the record's own fields in it (slices copy nothing).
     const line = recordJson(draft, stamp, '}\n');
     let text = line.text;
