@@ -108,10 +108,11 @@ export function describeContent(result: unknown): string {
       counts.set(type, (counts.get(type) ?? 0) + 1);
     }
   }
-  const parts = [...counts].map(([type, n]) => `${n} ${type}`);
-  if (o && 'structuredContent' in o) parts.push('structured content');
-  if (parts.length === 0) return 'no content';
-  return parts.join(', ');
+  // Every tool result is described here: the sentence is built as it goes, with no array in between.
+  let text = '';
+  for (const [type, n] of counts) text += text === '' ? `${n} ${type}` : `, ${n} ${type}`;
+  if (o && 'structuredContent' in o) text += text === '' ? 'structured content' : ', structured content';
+  return text === '' ? 'no content' : text;
 }
 
 /** The text of the first text block of a tool result, for previews. */
