@@ -2,6 +2,7 @@
  * What MCP messages mean: handshake fields, capabilities, tool lists and results, error codes. Pure helpers that
  * read already-parsed JSON; they never throw on odd shapes (a field of the wrong type is simply not reported).
  */
+import { quote as jsonString } from '../log/record-json.js';
 import { cutClean, redactDefaults } from '../log/redact.js';
 
 /** Peer identity from `clientInfo` / `serverInfo`. */
@@ -256,7 +257,7 @@ export function previewJson(value: unknown, max = 80): string {
     if (v === null || typeof v !== 'object') {
       // A long string is cut to the room left (and cleanly: cutClean), so the preview's own cut falls after it.
       const room = Math.max(0, max - length - 2);
-      const text = typeof v === 'string' ? JSON.stringify(v.length > room ? `${cutClean(v, room)}…` : v) : v === undefined ? 'null' : JSON.stringify(v) ?? String(v);
+      const text = typeof v === 'string' ? jsonString(v.length > room ? `${cutClean(v, room)}…` : v) : v === undefined ? 'null' : JSON.stringify(v) ?? String(v);
       return emit(text);
     }
     if (depth > 20) return emit('…');
@@ -268,7 +269,7 @@ export function previewJson(value: unknown, max = 80): string {
     if (!emit('{')) return false;
     let first = true;
     for (const key of Object.keys(v)) {
-      if ((!first && !emit(',')) || !emit(`${JSON.stringify(key)}:`) || !walk((v as Record<string, unknown>)[key], depth + 1)) return false;
+      if ((!first && !emit(',')) || !emit(`${jsonString(key)}:`) || !walk((v as Record<string, unknown>)[key], depth + 1)) return false;
       first = false;
     }
     return emit('}');
