@@ -3,12 +3,8 @@
  * a readable timeline with the tool round trips summarized, the round trip as a story, a Mermaid diagram, the
  * linked trace as NDJSON, or a self-contained html page.
  */
-import { writePrivateFile } from '../log/open-file.js';
-import { buildTimeline } from '../trace/timeline.js';
-import { formatHtml } from '../trace/html.js';
-import { writeJsonView, writeMermaidView, writePrettyView, writeTimelineView } from '../trace/write-view.js';
-import { linkTrace } from '../trace/link.js';
-import { readLogRecords, streamLogRecords } from './read-logs.js';
+import { writeHtmlView, writeJsonView, writeMermaidView, writePrettyView, writeTimelineView } from '../trace/write-view.js';
+import { streamLogRecords } from './read-logs.js';
 import { Output } from './output.js';
 import { McptapError } from '../types.js';
 import { fail, logPaths, printNote, wantColor, type RegisterCommand } from './shared.js';
@@ -55,40 +51,24 @@ export const registerView: RegisterCommand = (cli) =>
         const link = window !== undefined ? { windowMs: window * 1000 } : {};
         const fit = (line: string): string => fitWidth(line, width);
         const progress = startProgress();
-        if (format !== 'html') {
-          // These stream: the records pass through, the linker holds a window of them.
-          const stream = await streamLogRecords(logPaths(argv, 'view'), { progress: progress.read, slim: true });
-          const output = Output.to(out);
-          const viewOptions = { link: { ...link, haveLlm: stream.haveLlm }, fit };
-          const done =
-            format === 'json'
-              ? await writeJsonView(stream.records, output, viewOptions)
-              : format === 'timeline'
-                ? await writeTimelineView(stream.records, output, { ...viewOptions, color })
-                : format === 'mermaid'
-                  ? await writeMermaidView(stream.records, output, viewOptions)
+        // Every format streams: the records pass through, the linker holds a window of them.
+        const stream = await streamLogRecords(logPaths(argv, 'view'), { progress: progress.read, slim: format !== 'html' });
+        const output = Output.to(out);
+        const viewOptions = { link: { ...link, haveLlm: stream.haveLlm }, fit };
+        const done =
+          format === 'json'
+            ? await writeJsonView(stream.records, output, viewOptions)
+            : format === 'timeline'
+              ? await writeTimelineView(stream.records, output, { ...viewOptions, color })
+              : format === 'mermaid'
+                ? await writeMermaidView(stream.records, output, viewOptions)
+                : format === 'html'
+                  ? await writeHtmlView(stream.records, output, viewOptions)
                   : await writePrettyView(stream.records, output, { ...viewOptions, color, relative: argv.relative as boolean });
-          await output.close();
-          progress.done();
-          for (const note of done.notes) printNote(note);
-          if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records} records to ${out}\n`);
-          return;
-        }
-        // The page shows the frames: a whole read, capped when drawn (trace/html.ts).
-        const records = await readLogRecords(logPaths(argv, 'view'), { progress: progress.read });
-        progress.phase(`linking ${records.length.toLocaleString('en')} records`);
-        const trace = linkTrace(records, { ...link, onNote: printNote });
-        progress.phase(`writing the ${format} view`);
-        const text = formatHtml(records, trace, buildTimeline(records, trace));
+        await output.close();
         progress.done();
-        if (out !== undefined) {
-          await writePrivateFile(out, text).catch((error: NodeJS.ErrnoException) => {
-            throw new McptapError('CANNOT_WRITE', `cannot write ${out} (${error.code ?? error.message}). Choose a file in a folder that exists and that you can write to.`);
-          });
-          process.stderr.write(`mcptap: wrote ${format} of ${records.length} records to ${out}\n`);
-        } else {
-          process.stdout.write(text);
-        }
+        for (const note of done.notes) printNote(note);
+        if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records} records to ${out}\n`);
       } catch (error) {
         fail(error);
       }

@@ -11,7 +11,7 @@ import type { LogRecord } from '../log/schema.js';
 import { preview } from '../protocols/mcp.js';
 import type { RoundTripRound, Trace } from './link.js';
 import { formatMermaid } from './mermaid.js';
-import { formatPretty } from './pretty.js';
+import { joinPretty, prettyLabelWidth, prettyParts, type PrettyParts } from './pretty.js';
 import { formatRoundTripSummary } from './summary.js';
 import type { Timeline } from './timeline.js';
 
@@ -35,16 +35,31 @@ export interface HtmlOptions {
 
 /** The whole page as one string. */
 export function formatHtml(records: readonly LogRecord[], trace: Trace, timeline: Timeline, options: HtmlOptions = {}): string {
-  const title = options.title ?? 'mcptap trace';
   const maxRecords = options.maxRecords ?? DEFAULT_HTML_MAX_RECORDS;
   const maxSteps = options.maxSteps ?? DEFAULT_HTML_MAX_STEPS;
-  const shown = records.slice(0, maxRecords);
+  const items = new RecordItems(maxRecords);
+  for (const r of records) items.add(r);
   const drawn = { ...timeline, steps: timeline.steps.slice(0, maxSteps) };
-  const first = records[0]?.time;
-  const last = records[records.length - 1]?.time;
+  return htmlPage({ title: options.title, items, trace, drawn, moreSteps: timeline.steps.length - drawn.steps.length });
+}
+
+/** What a page is made of: the records it lists (RecordItems), the trace, and the arrows it draws. */
+export interface HtmlPage {
+  title?: string | undefined;
+  items: RecordItems;
+  trace: Trace;
+  /** The diagram's participants and the arrows drawn (the first ones). */
+  drawn: Timeline;
+  /** Arrows of the logs not drawn. */
+  moreSteps: number;
+}
+
+/** The page of HtmlPage; formatHtml for records in memory, writeHtmlView (write-view.ts) for a stream. */
+export function htmlPage(page: HtmlPage): string {
+  const { items, trace, drawn } = page;
+  const title = page.title ?? 'mcptap trace';
   const summary = formatRoundTripSummary(trace, { color: false });
-  const pretty = formatPretty(shown, { color: false, relative: true });
-  const span = first !== undefined && last !== undefined ? `${new Date(first).toISOString()} – ${new Date(last).toISOString()} (${((last - first) / 1000).toFixed(3)} s)` : 'no records';
+  const span = items.first !== undefined && items.last !== undefined ? `${new Date(items.first).toISOString()} – ${new Date(items.last).toISOString()} (${((items.last - items.first) / 1000).toFixed(3)} s)` : 'no records';
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -56,14 +71,14 @@ export function formatHtml(records: readonly LogRecord[], trace: Trace, timeline
 </head>
 <body>
 <header><h1>${esc(title)}</h1>
-<p class="meta">${records.length} records from ${trace.sessions.length} session${trace.sessions.length === 1 ? '' : 's'} · ${esc(span)}</p></header>
+<p class="meta">${items.total} records from ${trace.sessions.length} session${trace.sessions.length === 1 ? '' : 's'} · ${esc(span)}</p></header>
 <section id="sessions"><h2>Sessions</h2>${sessionsTable(trace)}</section>
 <section id="round-trips"><h2>Tool round trips</h2>${roundTripTable(trace)}</section>
 ${trace.diagnostics.length > 0 ? `<section id="findings"><h2>Findings</h2><ul>${trace.diagnostics.map((d) => `<li class="${d.level}"><b>${esc(d.code)}</b> ${esc(d.msg)}</li>`).join('')}</ul></section>` : ''}
-<section id="diagram"><h2>Sequence diagram</h2>${more(timeline.steps.length - drawn.steps.length, 'arrows', 'mcptap view --format mermaid')}<div class="svg-wrap">${renderSequenceSvg(drawn)}</div>
+<section id="diagram"><h2>Sequence diagram</h2>${more(page.moreSteps, 'arrows', 'mcptap view --format mermaid')}<div class="svg-wrap">${renderSequenceSvg(drawn)}</div>
 <details><summary>Mermaid source</summary><pre>${esc(formatMermaid(drawn))}</pre></details></section>
 <section id="timeline"><h2>Timeline</h2><p class="hint">Every record of every log, merged by time. Open one to see its frame and the record.</p>
-<ol class="records">${recordItems(shown, pretty)}</ol>${more(records.length - shown.length, 'records', 'mcptap view')}</section>
+<ol class="records">${items.html()}</ol>${more(items.total - items.shown, 'records', 'mcptap view')}</section>
 <section id="summary-text"><details><summary>Summary as text</summary><pre>${esc(summary.join('\n'))}</pre></details></section>
 </body>
 </html>
@@ -193,21 +208,51 @@ function rounds(list: RoundTripRound[] | undefined): string {
   return ` in ${list.length} rounds (${each.join('; ')})`;
 }
 
-/** The timeline's items, each with its frame and record as JSON until the page's budget for JSON is spent. */
-function recordItems(records: readonly LogRecord[], lines: readonly string[]): string {
-  let budget = MAX_PAGE_JSON_CHARS;
-  return records
-    .map((r, i) => {
-      const level = (r.level ?? 30) >= 40 ? ' class="warn"' : '';
-      const summary = `<li${level}><details><summary>${esc(lines[i] ?? '')}</summary>`;
-      if (budget <= 0) return `${summary}<p class="hint">Frame and record left out: this page already holds ${MAX_PAGE_JSON_CHARS / 1024 / 1024} MB of them. <code>mcptap view --format json</code> has every one.</p></details></li>`;
-      const frame = frameJson(r);
-      const json = (frame !== undefined ? `<h3>Frame</h3><pre>${esc(cap(frame))}</pre>` : '') + `<h3>Record</h3><pre>${esc(cap(JSON.stringify(r, null, 2)))}</pre>`;
-      budget -= json.length;
-      return `${summary}${json}</details></li>`;
-    })
-    .join('\n');
+/**
+ * The timeline's list items of the first `max` records, made as the records come: a record's frame and JSON
+ * are rendered at once (while the page's JSON budget lasts), so a stream keeps no record, only its item.
+ */
+export class RecordItems {
+  private readonly items: { parts: PrettyParts; warn: boolean; json: string | undefined }[] = [];
+  private budget = MAX_PAGE_JSON_CHARS;
+  private longestLabel = 0;
+  /** Records seen, and the first and last record's time. */
+  total = 0;
+  first: number | undefined;
+  last: number | undefined;
+
+  constructor(private readonly max: number) {}
+
+  get shown(): number {
+    return this.items.length;
+  }
+
+  add(r: LogRecord): void {
+    this.total++;
+    this.first ??= r.time;
+    this.last = r.time;
+    if (this.items.length >= this.max) return;
+    const parts = prettyParts(r, this.first, PAGE_PRETTY);
+    if (parts.label.length > this.longestLabel) this.longestLabel = parts.label.length;
+    this.items.push({ parts, warn: (r.level ?? 30) >= 40, json: this.budget > 0 ? this.json(r) : undefined });
+  }
+
+  html(): string {
+    const width = prettyLabelWidth(this.longestLabel);
+    const left = `<p class="hint">Frame and record left out: this page already holds ${MAX_PAGE_JSON_CHARS / 1024 / 1024} MB of them. <code>mcptap view --format json</code> has every one.</p>`;
+    return this.items.map((item) => `<li${item.warn ? ' class="warn"' : ''}><details><summary>${esc(joinPretty(item.parts, width, PAGE_PRETTY))}</summary>${item.json ?? left}</details></li>`).join('\n');
+  }
+
+  private json(r: LogRecord): string {
+    const frame = frameJson(r);
+    const json = (frame !== undefined ? `<h3>Frame</h3><pre>${esc(cap(frame))}</pre>` : '') + `<h3>Record</h3><pre>${esc(cap(JSON.stringify(r, null, 2)))}</pre>`;
+    this.budget -= json.length;
+    return json;
+  }
 }
+
+/** The timeline's lines as `view --relative` prints them, uncoloured. */
+const PAGE_PRETTY = { color: false, relative: true } as const;
 
 /** The frame a record carries, pretty-printed when it is JSON: the JSON-RPC line, the HTTP body, the chunk. */
 function frameJson(r: LogRecord): string | undefined {

@@ -12,6 +12,7 @@ import { joinPretty, prettyLabelWidth, prettyParts, type PrettyOptions } from '.
 import { SummaryTables } from './summary.js';
 import { arrowOf, timelineLine, TimelineStream, type Participant, type TimelineStep } from './timeline.js';
 import { aliasOf, mermaidParticipant, mermaidStep } from './mermaid.js';
+import { DEFAULT_HTML_MAX_RECORDS, DEFAULT_HTML_MAX_STEPS, htmlPage, RecordItems, type HtmlOptions } from './html.js';
 
 /** Where a view's lines go (cli/output.ts), and how a line is fitted to the terminal. */
 export interface LineSink {
@@ -182,4 +183,44 @@ export async function writeMermaidView(records: AsyncIterable<LogRecord>, out: L
   } finally {
     spool.steps.dispose();
   }
+}
+
+/**
+ * `view --format html`: the page (html.ts) from a stream. It lists the first records and draws the first arrows;
+ * the trace is whole, but no record is kept beyond the ones the page lists, and those as their list items.
+ */
+export async function writeHtmlView(records: AsyncIterable<LogRecord>, out: LineSink & { write(text: string): Promise<void> }, options: WriteViewOptions & HtmlOptions): Promise<ViewDone> {
+  const items = new RecordItems(options.maxRecords ?? DEFAULT_HTML_MAX_RECORDS);
+  const maxSteps = options.maxSteps ?? DEFAULT_HTML_MAX_STEPS;
+  const steps: TimelineStep[] = [];
+  const used = new Set<string>();
+  let moreSteps = 0;
+  const timeline = new TimelineStream((s) => {
+    used.add(s.from);
+    used.add(s.to);
+    if (steps.length < maxSteps) steps.push(s);
+    else moreSteps++;
+  });
+  const turns: TraceTurn[] = [];
+  const roundTrips: ToolRoundTrip[] = [];
+  const linker = new TraceLinker(options.link, {
+    roundTrip: (trip) => {
+      roundTrips.push(trip);
+      timeline.roundTrip(trip);
+    },
+    turn: (turn) => {
+      turns.push(turn);
+      timeline.turn(turn);
+    },
+  });
+  for await (const r of records) {
+    items.add(r);
+    timeline.push(r);
+    linker.push(r);
+  }
+  const end = linker.end();
+  const participants = timeline.end(end.sessions, used);
+  const trace = { sessions: end.sessions, turns, roundTrips, diagnostics: end.diagnostics };
+  await out.write(htmlPage({ title: options.title, items, trace, drawn: { participants, steps }, moreSteps }));
+  return { ...end, records: items.total };
 }

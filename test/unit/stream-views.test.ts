@@ -1,5 +1,5 @@
 /**
- * The streamed outputs are the whole-log ones, byte for byte: `view` (pretty, timeline, mermaid, json), `export --format har` and
+ * The streamed outputs are the whole-log ones, byte for byte: `view` (pretty, timeline, mermaid, json, html), `export --format har` and
  * `check` written from a stream of records, against the functions over the whole list, on the captures and the
  * odd-frames log (U+2028 inside a string: a regex's `^` would have indented after it). And a spool past its
  * memory bound gives its lines back in order from disk, and leaves no file.
@@ -14,7 +14,8 @@ import { linkTrace } from '../../src/trace/link.js';
 import { formatPretty } from '../../src/trace/pretty.js';
 import { formatRoundTripSummary } from '../../src/trace/summary.js';
 import { formatTraceJson } from '../../src/trace/json.js';
-import { writeJsonView, writeMermaidView, writePrettyView, writeTimelineView } from '../../src/trace/write-view.js';
+import { writeHtmlView, writeJsonView, writeMermaidView, writePrettyView, writeTimelineView } from '../../src/trace/write-view.js';
+import { formatHtml } from '../../src/trace/html.js';
 import { buildTimeline, formatTimeline } from '../../src/trace/timeline.js';
 import { formatMermaid } from '../../src/trace/mermaid.js';
 import { formatHar, writeHar } from '../../src/export/har.js';
@@ -53,6 +54,13 @@ describe.each(['captures/roundtrip', 'captures/broken-roundtrip', 'captures/mcp-
     const json = collector();
     await writeJsonView(stream(records), json, { link: {} });
     expect(json.text).toBe(`${formatTraceJson(trace).join('\n')}\n`);
+    const html = collector();
+    await writeHtmlView(stream(records), html, { link: {} });
+    expect(html.text).toBe(formatHtml(records, trace, buildTimeline(records, trace)));
+    // The caps: the first records listed, the first arrows drawn, the rest counted.
+    const capped = collector();
+    await writeHtmlView(stream(records), capped, { link: {}, maxRecords: 7, maxSteps: 3 });
+    expect(capped.text).toBe(formatHtml(records, trace, buildTimeline(records, trace), { maxRecords: 7, maxSteps: 3 }));
     const har = collector();
     await writeHar(stream(records), har);
     expect(har.text).toBe(formatHar(records));
