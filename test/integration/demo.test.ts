@@ -1,7 +1,8 @@
 /**
- * `npm run demo` and `mcptap demo`: offline, the round trip printed (the get_weather call and its tools/call),
- * the logs where it says they are. Spawns the built CLI (npm test builds first). How long it takes is measured by
- * hand and in bench/, not here.
+ * `mcptap demo` (what `npm run demo` runs after its build): offline, the round trip printed (the get_weather call
+ * and its tools/call), the logs where it says they are. Spawns the built CLI (npm test builds first), not `npm
+ * run demo`: its build would rewrite dist/ while other test files start the CLI from it. How long it takes is
+ * measured by hand and in bench/, not here.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -23,10 +24,10 @@ const fresh = (): string => {
 };
 
 describe('mcptap demo', () => {
-  it('npm run demo prints the model tool call, the tools/call that ran it, the round-trip table and where the logs are', async () => {
+  it('prints the model tool call, the tools/call that ran it, the round-trip table and where the logs are', async () => {
     const logs = fresh();
     // NO_COLOR and a pipe: plain text. No network is needed: the LLM is the recorded stand-in on 127.0.0.1.
-    const { stdout, stderr } = await run('npm', ['run', '--silent', 'demo', '--', '--log-dir', logs], { env: { ...process.env, NO_COLOR: '1' } });
+    const { stdout, stderr } = await run(process.execPath, ['bin/mcptap.js', 'demo', '--log-dir', logs], { env: { ...process.env, NO_COLOR: '1' } });
     expect(stdout).toMatch(/User → Host \/ client\s+what is the weather in California\?/);
     expect(stdout).toMatch(/LLM \(ollama\) → Host \/ client\s+tool call get_weather \{"location":"California"\}/);
     expect(stdout).toMatch(/Host \/ client → weather\s+tools\/call get_weather \{"location":"California"\}/);
