@@ -54,16 +54,21 @@ export async function writePrettyView(records: AsyncIterable<LogRecord>, out: Li
       const [time, label, rest] = JSON.parse(line) as [string, string, string];
       await out.line(fit(joinPretty({ time, label, rest }, labelWidth, options)));
     }
-    let blank = true;
-    for await (const line of tables.lines(end.diagnostics)) {
-      if (blank) await out.line('');
-      blank = false;
-      await out.line(fit(line));
-    }
+    await writeTables(out, tables, end, fit);
     return { ...end, records: n };
   } finally {
     lines.dispose();
     tables.dispose();
+  }
+}
+
+/** The round-trip tables and findings after a view's lines, a blank line between (none when there are none). */
+async function writeTables(out: LineSink, tables: SummaryTables, end: LinkEnd, fit: (line: string) => string): Promise<void> {
+  let blank = true;
+  for await (const line of tables.lines(end.diagnostics)) {
+    if (blank) await out.line('');
+    blank = false;
+    await out.line(fit(line));
   }
 }
 
@@ -158,12 +163,7 @@ export async function writeTimelineView(records: AsyncIterable<LogRecord>, out: 
     for (const pair of spool.pairs.values()) width = Math.max(width, arrowOf(pair, names).length);
     const at = { names, first: spool.first ?? 0, width: Math.min(40, width), color: options.color };
     for await (const step of spool.read()) await out.line(fit(timelineLine(step, at)));
-    let blank = true;
-    for await (const line of tables.lines(end.diagnostics)) {
-      if (blank) await out.line('');
-      blank = false;
-      await out.line(fit(line));
-    }
+    await writeTables(out, tables, end, fit);
     return { ...end, records: n };
   } finally {
     spool.steps.dispose();
