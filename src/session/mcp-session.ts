@@ -528,7 +528,7 @@ const who = (dir: Direction): string => (dir === 'c2s' ? 'Client' : 'Server');
 /**
  * A record draft made of the frame's fields and the record's own, written into `base`: each frame's base goes
  * into one record (a batch gives each element a copy). Not object spread: on Node 20's V8, `{...base, kind}`
- * cost ~8 µs per record in profiles, Object.assign a fiftieth of that, and every frame pays it.
+ * showed in profiles at many times what Object.assign costs, and every frame pays it (docs/benchmarks.md).
  */
 function withFrame<T extends object>(base: FrameFields & { time: number }, fields: T): FrameFields & { time: number } & T {
   return Object.assign(base, fields);
