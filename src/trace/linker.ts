@@ -1,15 +1,9 @@
 /**
- * The trace linker over a stream of records (in time order, as readLogs merges them), holding only a window of
- * time: what one round trip needs — the model's reply, the `tools/call` that ran it, its answer, the request
- * that fed the result back and the model's answer to that — happens within seconds, so each is linked once the
- * stream has moved `lagMs` past the model's reply (twice the horizon: everything of a round trip within
- * `horizonMs` of the reply, and that request's answer within another horizon), and what no later record can
- * change is let go. Round trips come out in time order, turns in their order once their totals are known.
- *
- * At each cut the steps of link-steps.ts run over what is held; their answers about records older than the lag
- * are final, the rest are guesses made again at the next cut. A log shorter than the lag is linked in one cut
- * at its end, exactly as the whole-log linker did. What could not be linked because of the window (an answer or
- * a feed-back that came later than the horizon) is counted, and `end` says so in `notes`.
+ * The trace linker over a stream of records in time order, holding a window of time, not the log: a round
+ * trip (reply → tools/call → answer → feed-back → next reply) happens within seconds, so it is linked once the
+ * stream is `lagMs` (twice the horizon) past the model's reply, and what no later record can change is let go.
+ * At each cut link-steps.ts runs over what is held; answers older than the lag are final. A log shorter than
+ * the lag is linked in one cut, as the whole-log linker did; links the window missed are counted in `notes`.
  */
 import type { LogRecord } from '../log/schema.js';
 import { ToolNameMap, type ToolTarget } from './tool-names.js';
