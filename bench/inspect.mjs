@@ -12,7 +12,7 @@ import { CALL } from '../dist/capture/stdio-calls.js';
 import { logsBacklogged, whenLogsDrained } from '../dist/log/writer.js';
 
 /** A client's requests and a server's answers, as chunks of up to 64 KiB the way a pipe hands them over. */
-function traffic(kind, frames) {
+export function traffic(kind, frames) {
   const c2s = [];
   const s2c = [];
   const payload = kind === 'large' ? 'x'.repeat(64 * 1024 - 120) : kind === 'large-json' ? '{\\"k\\":1}'.repeat(Math.floor((64 * 1024 - 120) / 9)) : '';

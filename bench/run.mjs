@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { runStdioBenchmarks } from './stdio.mjs';
 import { runHttpBenchmarks } from './http.mjs';
 import { runInspectBench } from './inspect.mjs';
+import { runBareInspectBench } from './bare-inspect.mjs';
 import { runClientsBenchmark } from './clients.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -27,10 +28,14 @@ const loadAverage = () => (process.platform === 'linux' ? readFileSync('/proc/lo
 const loadAtStart = loadAverage();
 process.stderr.write('inspection alone…\n');
 // Inspection alone, on one core: three runs each, the median counting (figures per CPU second, not wall time).
-const inspectRuns = async (kind) => [await runInspectBench({ kind }), await runInspectBench({ kind }), await runInspectBench({ kind })].sort((a, b) => a.framesPerCpuSecond - b.framesPerCpuSecond);
-const inspectSmall = await inspectRuns('small');
-const inspectLarge = await inspectRuns('large');
-const inspectLargeJson = await inspectRuns('large-json');
+const threeRuns = async (run, kind) => [await run({ kind }), await run({ kind }), await run({ kind })].sort((a, b) => a.framesPerCpuSecond - b.framesPerCpuSecond);
+const inspectKinds = ['small', 'large', 'large-json'];
+const inspectRuns = {};
+const bareRuns = {};
+for (const kind of inspectKinds) {
+  inspectRuns[kind] = await threeRuns(runInspectBench, kind);
+  bareRuns[kind] = await threeRuns(runBareInspectBench, kind);
+}
 process.stderr.write('stdio benchmarks…\n');
 const stdio = await runStdioBenchmarks({ quick });
 process.stderr.write('http benchmarks…\n');
@@ -76,13 +81,14 @@ const stdioTable = table(
 );
 
 const spread = (runs, key, digits) => `${fmt(runs[0][key], digits)}–${fmt(runs.at(-1)[key], digits)}`;
+const inspectNames = { small: '200,000 small frames (≈100 B)', large: '2,000 frames of 64 KiB', 'large-json': '2,000 frames of 64 KiB, JSON quoted inside' };
 const inspectTable = table(
-  ['inspection alone (one process, one core)', 'frames per CPU second', 'spread of 3', 'CPU ns per byte', 'spread of 3'],
-  [
-    ['200,000 small frames (≈100 B)', fmt(inspectSmall[1].framesPerCpuSecond, 0), spread(inspectSmall, 'framesPerCpuSecond', 0), fmt(inspectSmall[1].nsPerByte), spread(inspectSmall, 'nsPerByte')],
-    ['2,000 frames of 64 KiB', fmt(inspectLarge[1].framesPerCpuSecond, 0), spread(inspectLarge, 'framesPerCpuSecond', 0), fmt(inspectLarge[1].nsPerByte, 2), spread(inspectLarge, 'nsPerByte', 2)],
-    ['2,000 frames of 64 KiB, JSON quoted inside', fmt(inspectLargeJson[1].framesPerCpuSecond, 0), spread(inspectLargeJson, 'framesPerCpuSecond', 0), fmt(inspectLargeJson[1].nsPerByte, 2), spread(inspectLargeJson, 'nsPerByte', 2)],
-  ],
+  ['inspection alone (one process, one core)', 'frames per CPU second', 'spread of 3', 'CPU ns per byte', 'spread of 3', 'bare inspection (the floor): frames per CPU second', 'CPU ns per byte', 'mcptap vs the floor'],
+  inspectKinds.map((kind) => {
+    const [runs, bare] = [inspectRuns[kind], bareRuns[kind]];
+    const digits = kind === 'small' ? 1 : 2;
+    return [inspectNames[kind], fmt(runs[1].framesPerCpuSecond, 0), spread(runs, 'framesPerCpuSecond', 0), fmt(runs[1].nsPerByte, digits), spread(runs, 'nsPerByte', digits), fmt(bare[1].framesPerCpuSecond, 0), fmt(bare[1].nsPerByte, digits), ratio(runs[1].framesPerCpuSecond, bare[1].framesPerCpuSecond)];
+  }),
 );
 
 const floodTable = table(
@@ -155,7 +161,9 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
   2,000 frames of 64 KiB of plain text, and 2,000 of 64 KiB whose text is JSON quoted inside a JSON string (a
   tool result quoting a document: every other character an escape). CPU time of the process (its fs writes
   included), not wall time: the figure holds on a busy machine better than the others. Three runs, the median
-  counting.
+  counting. Beside it, the same frames through a bare inspection (bench/bare-inspect.mjs, the floor for any
+  inspector written in JavaScript here): split lines, JSON.parse, pair each answer with its request, one line
+  per frame with the frame as JSON, written in 1 MiB blocks; no annotation, no redaction.
 - **stdio**: a minimal line-echo server (bench/echo-server.mjs) spawned directly; behind a bare Node pipe relay
   that parses nothing (bench/bare-relay.mjs, the floor for any Node wrapper); behind \`mcptap --\` with full
   logging (redaction on). Round trips are sequential request → response; throughput pipelines 64 KiB frames
