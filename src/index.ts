@@ -64,7 +64,7 @@ export { McpReplayEngine, buildScript, mcpSessions } from './replay/mcp-engine.j
 export { MATCH_MODES, canonicalJson, canonicalParams, canonicalBody } from './replay/match.js';
 export type { MatchMode } from './replay/match.js';
 export { checkRecords, checkStream, Checker, formatCheckSummary, formatJunit, parseSignals, CHECK_SIGNALS, DEFAULT_FAIL_ON } from './check/check.js';
-export type { CheckSignal, CheckReport, Finding, SessionSummary } from './check/check.js';
+export type { CheckSignal, CheckReport, Finding, FoldedSessions, SessionSummary } from './check/check.js';
 export { diffRecords, diffStreams, formatDiff, hasDifferences } from './check/diff.js';
 export type { DiffReport, DiffOptions, ToolChange, OutcomeChange, LatencyRegression } from './check/diff.js';
 

@@ -68,9 +68,24 @@ export interface SessionSummary {
   counts: Record<CheckSignal, number>;
 }
 
+/**
+ * Sessions that passed, counted per server rather than listed: past MAX_SESSIONS held, a session that ended
+ * clean (nothing found, nothing open, no broken round trip) long before the linker's window is folded in here.
+ */
+export interface FoldedSessions {
+  label: string;
+  channel: string;
+  sessions: number;
+  records: number;
+  requests: number;
+  llmCalls: number;
+}
+
 /** Everything `check` found, and whether it fails. */
 export interface CheckReport {
   sessions: SessionSummary[];
+  /** Sessions that passed, per server, folded to bound the memory of a log of thousands (absent when none were). */
+  folded?: FoldedSessions[];
   findings: Finding[];
   failOn: CheckSignal[];
   /** True when a finding's signal is one of `failOn`. */
@@ -78,13 +93,11 @@ export interface CheckReport {
 }
 
 /** Check records (of one or more logs, as readAllRecords gives them). */
-export function checkRecords(records: readonly LogRecord[], options: { failOn?: readonly CheckSignal[] } = {}): CheckReport {
+export function checkRecords(records: readonly LogRecord[], options: { failOn?: readonly CheckSignal[]; maxSessions?: number } = {}): CheckReport {
   const checker = new Checker(options);
   const linker = new TraceLinker({ haveLlm: records.some(isLlmCall) });
-  for (const r of records) {
-    checker.push(r);
-    linker.push(r);
-  }
+  const push = checking(checker, linker);
+  for (const r of records) push(r);
   return checker.finish(linker.end().diagnostics);
 }
 
@@ -95,12 +108,25 @@ export function checkRecords(records: readonly LogRecord[], options: { failOn?: 
 export async function checkStream(records: AsyncIterable<LogRecord>, options: { failOn?: readonly CheckSignal[]; haveLlm?: boolean } = {}): Promise<{ report: CheckReport; notes: string[] }> {
   const checker = new Checker(options);
   const linker = new TraceLinker(options.haveLlm !== undefined ? { haveLlm: options.haveLlm } : {});
-  for await (const r of records) {
-    checker.push(r);
-    linker.push(r);
-  }
+  const push = checking(checker, linker);
+  for await (const r of records) push(r);
   const end = linker.end();
   return { report: checker.finish(end.diagnostics), notes: end.notes };
+}
+
+/** Records between two looks for sessions to fold. */
+const FOLD_EVERY = 1024;
+
+/** Each record to the checks and the linker; now and then, the sessions the linker is done with folded. */
+function checking(checker: Checker, linker: TraceLinker): (r: LogRecord) => void {
+  let since = 0;
+  return (r) => {
+    checker.push(r);
+    linker.push(r);
+    if (++since < FOLD_EVERY) return;
+    since = 0;
+    checker.fold(linker.settled, (session) => linker.brokenInSession(session));
+  };
 }
 
 /** Key of a request within its session's log. */
@@ -122,15 +148,21 @@ export class Checker {
    */
   private readonly open = new Map<string, { request: Extract<LogRecord, { kind: 'request' }>; settled: boolean }>();
   private readonly starts = new StartFailures();
+  private readonly maxSessions: number;
+  /** Sessions whose `exit` or `close` was read, by its time, until they are folded or kept for good. */
+  private readonly ends = new Map<string, number>();
+  private readonly folded = new Map<string, FoldedSessions>();
 
-  constructor(options: { failOn?: readonly CheckSignal[] } = {}) {
+  constructor(options: { failOn?: readonly CheckSignal[]; maxSessions?: number } = {}) {
     this.failOn = [...(options.failOn ?? DEFAULT_FAIL_ON)];
+    this.maxSessions = options.maxSessions ?? MAX_HELD_SESSIONS;
   }
 
   push(r: LogRecord): void {
     const s = this.summary(r);
     s.records++;
     this.starts.push(r);
+    if (r.kind === 'lifecycle' && (r.event === 'exit' || r.event === 'close')) this.ends.set(r.session, r.time);
     switch (r.kind) {
       case 'request':
         s.requests++;
@@ -177,6 +209,30 @@ export class Checker {
     }
   }
 
+  /**
+   * Past `maxSessions` held, fold the sessions that ended clean before `settled` (the linker's findings about
+   * them are all made: `broken` says which it named) into one count per server.
+   */
+  fold(settled: number, broken: (session: string) => boolean): void {
+    if (this.sessions.size <= this.maxSessions) return;
+    const open = new Set<string>();
+    for (const { request } of this.open.values()) open.add(request.session);
+    for (const [session, end] of this.ends) {
+      if (end >= settled) continue;
+      this.ends.delete(session);
+      const s = this.sessions.get(session);
+      if (!s || open.has(session) || broken(session) || this.starts.failed(session) || !clean(s)) continue;
+      this.sessions.delete(session);
+      const key = `${s.label}\u0000${s.channel}`;
+      const f = this.folded.get(key) ?? { label: s.label, channel: s.channel, sessions: 0, records: 0, requests: 0, llmCalls: 0 };
+      f.sessions++;
+      f.records += s.records;
+      f.requests += s.requests;
+      f.llmCalls += s.llmCalls;
+      this.folded.set(key, f);
+    }
+  }
+
   /** The report, with the trace's broken round trips (`diagnostics`, from the linker over the same records). */
   finish(diagnostics: readonly TraceDiagnostic[]): CheckReport {
     for (const { request, settled } of this.open.values()) {
@@ -196,7 +252,8 @@ export class Checker {
       this.find('broken', { session: d.session ?? '', time: d.time, ...(d.seq !== undefined ? { seq: d.seq } : {}) }, d.msg);
     }
     this.findings.sort((a, b) => a.time - b.time);
-    return { sessions: [...this.sessions.values()], findings: this.findings, failOn: this.failOn, failed: this.findings.some((f) => this.failOn.includes(f.signal)) };
+    const folded = this.folded.size > 0 ? { folded: [...this.folded.values()] } : {};
+    return { sessions: [...this.sessions.values()], ...folded, findings: this.findings, failOn: this.failOn, failed: this.findings.some((f) => this.failOn.includes(f.signal)) };
   }
 
   private summary(r: LogRecord): SessionSummary {
@@ -215,6 +272,14 @@ export class Checker {
   }
 }
 
+/** Most session summaries held before clean ones that ended long ago are folded (a log of thousands of sessions). */
+export const MAX_HELD_SESSIONS = 1000;
+
+/** Nothing found in a session, and nothing it lost. */
+function clean(s: SessionSummary): boolean {
+  return s.dropped === 0 && s.unknown === 0 && CHECK_SIGNALS.every((sig) => s.counts[sig] === 0);
+}
+
 /** How many records a lifecycle warning says the log dropped (`dropped`; older logs say it only in `msg`). */
 function droppedCount(r: Extract<LogRecord, { kind: 'lifecycle' }>): number {
   if (r.event !== 'warning') return 0;
@@ -229,23 +294,33 @@ function droppedCount(r: Extract<LogRecord, { kind: 'lifecycle' }>): number {
  * with any other error before it sent a single frame.
  */
 class StartFailures {
-  private readonly spoke = new Set<string>();
-  /** Wrapped servers by session: whether a child was spawned, and mcptap's last warning. */
-  private readonly wrapped = new Map<string, { spawned: boolean; warning?: string }>();
+  /** Wrapped servers by session, until they exit: whether a child was spawned, mcptap's last warning, whether it spoke. */
+  private readonly wrapped = new Map<string, { spawned: boolean; warning?: string; spoke?: boolean }>();
   readonly failures: { record: LogRecord; message: string }[] = [];
+  private readonly failedSessions = new Set<string>();
 
   push(r: LogRecord): void {
-    if ((r.kind === 'request' || r.kind === 'response' || r.kind === 'notification' || r.kind === 'invalid') && r.dir === 's2c') this.spoke.add(r.session);
+    if ((r.kind === 'request' || r.kind === 'response' || r.kind === 'notification' || r.kind === 'invalid') && r.dir === 's2c') {
+      const server = this.wrapped.get(r.session);
+      if (server) server.spoke = true;
+    }
     if (r.kind !== 'lifecycle') return;
     if (r.event === 'start' && r.command !== undefined) this.wrapped.set(r.session, { spawned: r.childPid !== undefined });
     const server = this.wrapped.get(r.session);
     if (!server) return;
     if (r.event === 'warning') server.warning = r.msg;
     if (r.event !== 'exit') return;
+    this.wrapped.delete(r.session);
+    const failed = this.failures.length;
     const code = typeof r.code === 'number' ? r.code : undefined;
     if (!server.spawned) this.failures.push({ record: r, message: `The server ${r.label} never started: ${server.warning ?? r.msg}` });
     else if (code === 126 || code === 127) this.failures.push({ record: r, message: `The server ${r.label} exited with ${code} (${code === 126 ? 'not executable' : 'command not found'}): it never ran.` });
-    else if (code !== undefined && code !== 0 && !this.spoke.has(r.session)) this.failures.push({ record: r, message: `The server ${r.label} exited with code ${code} before it sent anything: it never started (its stderr in the log says why).` });
+    else if (code !== undefined && code !== 0 && !server.spoke) this.failures.push({ record: r, message: `The server ${r.label} exited with code ${code} before it sent anything: it never started (its stderr in the log says why).` });
+    if (this.failures.length > failed) this.failedSessions.add(r.session);
+  }
+
+  failed(session: string): boolean {
+    return this.failedSessions.has(session);
   }
 }
 
@@ -272,12 +347,12 @@ export function formatCheckSummary(report: CheckReport, options: { color?: boole
   const paint = (code: number, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
   const failing = report.findings.filter((f) => report.failOn.includes(f.signal));
   const lines: string[] = [];
-  lines.push(
-    `mcptap check: ${report.failed ? paint(31, 'FAIL') : paint(32, 'PASS')} — ${report.sessions.length} session${report.sessions.length === 1 ? '' : 's'}, failing on ${report.failOn.join(', ') || 'nothing'}`,
-  );
+  const folded = (report.folded ?? []).reduce((n, f) => n + f.sessions, 0);
+  const total = report.sessions.length + folded;
+  lines.push(`mcptap check: ${report.failed ? paint(31, 'FAIL') : paint(32, 'PASS')} — ${total} session${total === 1 ? '' : 's'}, failing on ${report.failOn.join(', ') || 'nothing'}`);
   const isBad = (s: SessionSummary): boolean => CHECK_SIGNALS.some((sig) => s.counts[sig] > 0 && report.failOn.includes(sig));
   // Many logs: list the failing sessions only, so the summary still fits on one screen.
-  const listed = report.sessions.length > MAX_SESSIONS ? report.sessions.filter(isBad).slice(0, MAX_SESSIONS) : report.sessions;
+  const listed = total > MAX_SESSIONS ? report.sessions.filter(isBad).slice(0, MAX_SESSIONS) : report.sessions;
   for (const s of listed) {
     const counts = CHECK_SIGNALS.filter((sig) => s.counts[sig] > 0).map((sig) => `${s.counts[sig]} ${sig === 'start' ? 'failed start' : sig}`);
     if (s.unknown > 0) counts.push(`${s.unknown} unknown (${s.dropped} records dropped from the log)`);
@@ -285,8 +360,8 @@ export function formatCheckSummary(report: CheckReport, options: { color?: boole
     const calls = s.llmCalls > 0 && s.requests === 0 ? `${s.llmCalls} LLM call${s.llmCalls === 1 ? '' : 's'}` : `${s.requests} requests${s.llmCalls > 0 ? `, ${s.llmCalls} LLM calls` : ''}`;
     lines.push(`  ${isBad(s) ? paint(31, '✗') : paint(32, '✓')} ${s.label} (${s.channel}, ${s.session}): ${calls}${counts.length ? `, ${counts.join(', ')}` : ', nothing found'}`);
   }
-  if (listed.length < report.sessions.length) {
-    const passed = report.sessions.filter((s) => !isBad(s)).length;
+  if (listed.length < total) {
+    const passed = report.sessions.filter((s) => !isBad(s)).length + folded;
     const moreBad = report.sessions.filter(isBad).length - listed.length;
     lines.push(`  … ${passed} more session${passed === 1 ? '' : 's'} passed${moreBad > 0 ? `, ${moreBad} more failed` : ''}.`);
   }
@@ -331,6 +406,18 @@ export function formatJunit(report: CheckReport): string {
     failures += suiteFailures;
     suites.push(
       `  <testsuite name="${xml(`${s.label} (${s.session})`)}" tests="${CHECK_SIGNALS.length}" failures="${suiteFailures}" errors="0" skipped="${skipped}">\n${cases.join('\n')}\n  </testsuite>`,
+    );
+  }
+  // Sessions folded per server passed every check: one suite per server says how many.
+  for (const f of report.folded ?? []) {
+    const classname = xml(`mcptap.check.${f.label}`);
+    const cases = CHECK_SIGNALS.map((signal) =>
+      report.failOn.includes(signal) ? `    <testcase classname="${classname}" name="${xml(SIGNAL_TITLES[signal])}"/>` : `    <testcase classname="${classname}" name="${xml(SIGNAL_TITLES[signal])}"><skipped message="not in --fail-on"/></testcase>`,
+    );
+    const skipped = CHECK_SIGNALS.filter((signal) => !report.failOn.includes(signal)).length;
+    tests += CHECK_SIGNALS.length;
+    suites.push(
+      `  <testsuite name="${xml(`${f.label} (${f.channel}): ${f.sessions} more sessions, each passed`)}" tests="${CHECK_SIGNALS.length}" failures="0" errors="0" skipped="${skipped}">\n${cases.join('\n')}\n  </testsuite>`,
     );
   }
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="mcptap check" tests="${tests}" failures="${failures}">\n${suites.join('\n')}\n</testsuites>\n`;

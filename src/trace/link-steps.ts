@@ -134,7 +134,7 @@ export interface TripContext {
  * A finding, or one that can be written only once it is known whether the logs hold any MCP server's log (at
  * the end of them).
  */
-export type TripFinding = TraceDiagnostic | { time: number; write: (haveMcp: boolean) => TraceDiagnostic };
+export type TripFinding = TraceDiagnostic | { time: number; session: string; write: (haveMcp: boolean) => TraceDiagnostic };
 
 /** The round trip of one model call, and the findings about it (in the order the whole-log linker made them). */
 export function modelTrip(m: ModelCall, ctx: TripContext): { trip: ToolRoundTrip; diagnostics: TripFinding[] } {
@@ -184,7 +184,7 @@ export function modelTrip(m: ModelCall, ctx: TripContext): { trip: ToolRoundTrip
     if (trip.mcp?.arguments !== undefined) say('arguments-changed', changedArgumentsFinding(m, mcp, ctx.serverName(mcp)));
   } else {
     const { targets, carrier: fed, windowMs } = ctx;
-    say('tool-not-run', { time: response.time, write: (haveMcp) => notRunFinding(m, { targets, carrier: fed, windowMs }, haveMcp) });
+    say('tool-not-run', { time: response.time, session: response.session, write: (haveMcp) => notRunFinding(m, { targets, carrier: fed, windowMs }, haveMcp) });
   }
   if (carrier) noteFeedBack(trip, m, mcp, carrier);
   else if (mcp) say('result-not-fed-back', notFedBackFinding(mcp, ctx.serverName(mcp)));
@@ -401,29 +401,18 @@ export function noteOffered(offers: Offers, names: ToolNameMap, tools: readonly 
   }
 }
 
-/** Tools offered on one side and not the other. */
-export function offerDiagnostics(sessions: Iterable<TraceSession>, offers: Offers): TraceDiagnostic[] {
+/**
+ * Tools offered on one side and not the other. `moreServers`: servers the linker let go before the end (their
+ * findings come from `unofferedTools` when they were let go).
+ */
+export function offerDiagnostics(sessions: Iterable<TraceSession>, offers: Offers, moreServers = false): TraceDiagnostic[] {
   const out: TraceDiagnostic[] = [];
   const servers = [...sessions].filter((s) => s.role === 'mcp' && s.tools !== undefined);
   const firstOffer = offers.firstOffer;
   // Without structured tools sent to the model (no LLM log, or a host that describes tools in text) there is
   // nothing to compare.
-  if (!firstOffer || servers.length === 0) return out;
-  for (const s of servers) {
-    for (const tool of s.tools!) {
-      if (offers.reached.has(`${s.session}\u0000${tool}`)) continue;
-      out.push({
-        type: 'diagnostic',
-        code: 'tool-not-offered-to-model',
-        level: 'warn',
-        time: s.time,
-        tool,
-        session: s.session,
-        seq: offers.listedSeq.get(s.session) ?? 0,
-        msg: `${s.server?.name ?? s.label} offers the tool ${tool}, but no request to the model listed it, so the model could never call it.`,
-      });
-    }
-  }
+  if (!firstOffer || (servers.length === 0 && !moreServers)) return out;
+  for (const s of servers) out.push(...unofferedTools(s, offers));
   for (const tool of offers.offeredToModel) {
     if (offers.mapped.has(tool)) continue;
     out.push({
@@ -438,6 +427,22 @@ export function offerDiagnostics(sessions: Iterable<TraceSession>, offers: Offer
     });
   }
   return out;
+}
+
+/** A server's tools that no request to the model listed (worth saying only if some request offered tools). */
+export function unofferedTools(s: TraceSession, offers: Offers): TraceDiagnostic[] {
+  return (s.tools ?? [])
+    .filter((tool) => !offers.reached.has(`${s.session}\u0000${tool}`))
+    .map((tool): TraceDiagnostic => ({
+      type: 'diagnostic',
+      code: 'tool-not-offered-to-model',
+      level: 'warn',
+      time: s.time,
+      tool,
+      session: s.session,
+      seq: offers.listedSeq.get(s.session) ?? 0,
+      msg: `${s.server?.name ?? s.label} offers the tool ${tool}, but no request to the model listed it, so the model could never call it.`,
+    }));
 }
 
 function short(value: unknown): string {

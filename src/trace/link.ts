@@ -237,6 +237,8 @@ export interface LinkOptions {
   haveLlm?: boolean;
   /** Most LLM exchanges and MCP calls the linker holds (default 20,000): past it the oldest are linked early. */
   maxHeld?: number;
+  /** Most sessions held (default 1,000): past it, those that ended long before are handed on to `TraceSink.session`. */
+  maxSessions?: number;
   /** Told, once at the end, about links the window could not make (a feed-back later than the horizon). */
   onNote?: (note: string) => void;
 }
@@ -249,11 +251,12 @@ export function linkTrace(records: readonly LogRecord[], options: LinkOptions = 
   const turns: TraceTurn[] = [];
   const roundTrips: ToolRoundTrip[] = [];
   const haveLlm = options.haveLlm ?? records.some(isLlmCall);
-  const linker = new TraceLinker({ ...options, haveLlm }, { roundTrip: (trip) => roundTrips.push(trip), turn: (turn) => turns.push(turn) });
+  const letGo: TraceSession[] = [];
+  const linker = new TraceLinker({ ...options, haveLlm }, { roundTrip: (trip) => roundTrips.push(trip), turn: (turn) => turns.push(turn), session: (s) => letGo.push(s) });
   for (const r of records) linker.push(r);
   const { sessions, diagnostics, notes } = linker.end();
   for (const note of notes) options.onNote?.(note);
-  return { sessions, turns, roundTrips, diagnostics };
+  return { sessions: [...letGo, ...sessions], turns, roundTrips, diagnostics };
 }
 
 /** An LLM call's record: what tells that the logs hold an LLM proxy's traffic. */

@@ -18,6 +18,7 @@ import {
   modelTrip,
   noteOffered,
   offerDiagnostics,
+  unofferedTools,
   startTurn,
   type TripFinding,
   type Matches,
@@ -33,6 +34,8 @@ const MAX_WATCHED = 1000;
 const WATCH_LAGS = 3;
 /** Most LLM exchanges and MCP calls held at once: past it, dense traffic, the oldest are linked early. */
 export const MAX_HELD = 20_000;
+/** Sessions held before those over long ago are let go (handed on with their totals): a log of thousands of sessions. */
+export const MAX_SESSIONS = 1000;
 
 /** Where the linker's results go as they become final. */
 export interface TraceSink {
@@ -40,6 +43,11 @@ export interface TraceSink {
   roundTrip?(trip: ToolRoundTrip): void;
   /** Each turn, once its totals are known, in turn order, with its round trips. */
   turn?(turn: TraceTurn, trips: readonly ToolRoundTrip[]): void;
+  /**
+   * A session let go before the end, with its totals: more than `maxSessions` were held, and this one ended
+   * (its `exit` or `close`) more than WATCH_LAGS lags ago. `LinkEnd.sessions` holds the rest.
+   */
+  session?(s: TraceSession): void;
 }
 
 /** What is known only at the end: every session, every finding (by time), and what the window kept from linking. */
@@ -98,6 +106,15 @@ export class TraceLinker {
   private unfed: { m: ModelCall; resultText: string | null }[] = [];
   private late = { answers: 0, feedBacks: 0, early: 0 };
   private readonly maxHeld: number;
+  private readonly maxSessions: number;
+  /** Sessions whose `exit` or `close` was read, until they are let go. */
+  private readonly ended = new Set<string>();
+  /** What the sessions let go leave for the end: whether any was an MCP server, and its tools no request offered. */
+  private readonly letGoSessions = { mcp: false, servers: false, unoffered: [] as TraceDiagnostic[] };
+  /** Records before this time are linked for good: no later finding names them. */
+  private settledUntil = -Infinity;
+  /** Sessions a finding of a broken round trip names (tool-not-run, result-not-fed-back). */
+  private readonly brokenIn = new Set<string>();
   /** When the last early cut was made: one a millisecond of the stream at most. */
   private lastEarly = -Infinity;
   /** Whether the cut under way is an early one (what it links counts as linked early). */
@@ -112,12 +129,14 @@ export class TraceLinker {
     this.lagMs = 2 * this.horizonMs;
     this.haveLlm = options.haveLlm;
     this.maxHeld = options.maxHeld ?? MAX_HELD;
+    this.maxSessions = options.maxSessions ?? MAX_SESSIONS;
   }
 
   /** Take the next record (records come in time order). */
   push(r: LogRecord): void {
     if (r.time > this.now) this.now = r.time;
     noteSession(this.sessions, r);
+    if (r.kind === 'lifecycle' && (r.event === 'exit' || r.event === 'close')) this.ended.add(r.session);
     switch (r.kind) {
       case 'llm-request':
         this.noteLlmRequest(r);
@@ -166,24 +185,63 @@ export class TraceLinker {
     }
   }
 
-  /** What the linker holds now: LLM exchanges, MCP calls, round trips and turns not yet handed on. */
-  get held(): { exchanges: number; mcpCalls: number; roundTrips: number; turns: number } {
-    return { exchanges: this.exchanges.size, mcpCalls: this.mcpCalls.length, roundTrips: this.pending.length, turns: this.turns.size };
+  /** What the linker holds now: LLM exchanges, MCP calls, round trips, turns and sessions not yet handed on. */
+  get held(): { exchanges: number; mcpCalls: number; roundTrips: number; turns: number; sessions: number } {
+    return { exchanges: this.exchanges.size, mcpCalls: this.mcpCalls.length, roundTrips: this.pending.length, turns: this.turns.size, sessions: this.sessions.size };
+  }
+
+  /** Records before this time are linked for good, their findings made (check folds the sessions before it). */
+  get settled(): number {
+    return this.settledUntil;
+  }
+
+  /** Whether a finding of a broken round trip made so far names this session. */
+  brokenInSession(session: string): boolean {
+    return this.brokenIn.has(session);
   }
 
   /** Link what is left, and say what only the end can tell. */
   end(): LinkEnd {
     this.cut(true);
-    for (const s of this.sessions.values()) {
-      if (s.role === 'llm') s.llmCalls = this.llmCalls.get(s.session) ?? 0;
-      if (s.role === 'mcp') s.toolCalls = this.toolCalls.get(s.session) ?? 0;
-    }
+    for (const s of this.sessions.values()) this.totals(s);
     // Whether the logs hold an MCP server's log is known for sure only now.
-    const haveMcp = [...this.sessions.values()].some((s) => s.role === 'mcp');
+    const haveMcp = this.letGoSessions.mcp || [...this.sessions.values()].some((s) => s.role === 'mcp');
     const written = this.diagnostics.map(({ item, key }) => ({ item: 'write' in item ? item.write(haveMcp) : item, key }));
-    const found = [...written, ...offerDiagnostics(this.sessions.values(), this.offers).map((d, i) => ({ item: d, key: [d.time, 2, i] })), ...this.mappings.values()];
+    const offered = offerDiagnostics(this.sessions.values(), this.offers, this.letGoSessions.servers).map((d, i) => ({ item: d, key: [d.time, 2, i] }));
+    // Those of sessions let go count only if some request offered the model tools at all (known now).
+    const unoffered = this.offers.firstOffer ? this.letGoSessions.unoffered.map((d, i) => ({ item: d, key: [d.time, 2, -1, i] })) : [];
+    const found = [...written, ...unoffered, ...offered, ...this.mappings.values()];
     found.sort((a, b) => compareKeys(a.key, b.key));
     return { sessions: [...this.sessions.values()], diagnostics: found.map((d) => d.item), notes: this.notes() };
+  }
+
+  private totals(s: TraceSession): void {
+    if (s.role === 'llm') s.llmCalls = this.llmCalls.get(s.session) ?? 0;
+    if (s.role === 'mcp') s.toolCalls = this.toolCalls.get(s.session) ?? 0;
+  }
+
+  /** Past `maxSessions` held, hand on the sessions that ended before `before` and let go of what is kept of them. */
+  private letGoOfSessions(before: number): void {
+    if (this.sessions.size <= this.maxSessions) return;
+    for (const session of this.ended) {
+      const s = this.sessions.get(session);
+      if (s && s.endTime >= before) continue;
+      this.ended.delete(session);
+      if (!s) continue;
+      this.totals(s);
+      if (s.role === 'mcp') this.letGoSessions.mcp = true;
+      if (s.role === 'mcp' && s.tools !== undefined) {
+        this.letGoSessions.servers = true;
+        this.letGoSessions.unoffered.push(...unofferedTools(s, this.offers));
+        for (const tool of s.tools) this.offers.reached.delete(`${session}\u0000${tool}`);
+      }
+      this.sessions.delete(session);
+      this.llmCalls.delete(session);
+      this.toolCalls.delete(session);
+      this.ranTools.delete(session);
+      this.offers.listedSeq.delete(session);
+      this.sink.session?.(s);
+    }
   }
 
   private exchange(r: LogRecord & { exchange: string }): LlmExchange {
@@ -233,6 +291,7 @@ export class TraceLinker {
   private cut(final: boolean, early?: number): void {
     if (early === undefined) this.lastCut = this.now;
     const settled = final ? Infinity : Math.max(early ?? -Infinity, this.now - this.lagMs);
+    if (!final) this.settledUntil = Math.max(this.settledUntil, settled);
     const names = this.toolNameMap();
     const modelCalls = collectModelCalls(this.exchanges.values());
     for (const c of this.mcpCalls) c.used = false;
@@ -327,6 +386,7 @@ export class TraceLinker {
       this.pending.push({ item: trip, key: [trip.time, 0, ...order] });
       if (this.early) this.late.early++;
       diagnostics.forEach((d, i) => this.diagnostics.push({ item: d, key: [d.time, 0, ...order, i] }));
+      for (const d of diagnostics) this.noteBroken(d);
       if (mcp) claimed.add(mcp);
       if (mcp && mapping && mapping.scheme !== 'same name') this.noteMapping(mappingFinding(m, mcp, mapping, this.serverName(mcp)), `${m.call.name}\u0000${mcp.request.session}`, order);
       if (carrier) (carrier.fedBy ??= []).push(m);
@@ -349,9 +409,14 @@ export class TraceLinker {
       this.pending.push({ item: trip, key: [trip.time, 1, c.ord] });
       if (this.early) this.late.early++;
       diagnostics.forEach((d, i) => this.diagnostics.push({ item: d, key: [d.time, 1, c.ord, i] }));
+      for (const d of diagnostics) this.noteBroken(d);
       done.add(c);
     }
     if (done.size > 0) this.letGo(done);
+  }
+
+  private noteBroken(d: TripFinding): void {
+    if ('write' in d || d.code === 'tool-not-run' || d.code === 'result-not-fed-back') this.brokenIn.add(d.session ?? '');
   }
 
   /** The first `tool-name-mapped` note per host name and server, in the order the model decided. */
@@ -432,6 +497,7 @@ export class TraceLinker {
     // The tools a session ran count for the tool-name map while it is in the held time; a session idle for
     // longer than that (a log of thousands of short sessions) need not keep them.
     for (const [session, s] of this.sessions) if (s.endTime < old - WATCH_LAGS * this.lagMs) this.ranTools.delete(session);
+    this.letGoOfSessions(old - WATCH_LAGS * this.lagMs);
     // A feed-back is watched for long enough to be told about (an hour, at the default horizon), not for ever.
     this.unfed = this.unfed.filter((u) => u.m.exchange.response!.time >= this.now - WATCH_LAGS * this.lagMs);
   }

@@ -6,7 +6,7 @@
  */
 import type { LogRecord } from '../log/schema.js';
 import { Spool } from '../log/spool.js';
-import type { LinkOptions, ToolRoundTrip, TraceTurn } from './link.js';
+import type { LinkOptions, ToolRoundTrip, TraceSession, TraceTurn } from './link.js';
 import { TraceLinker, type LinkEnd } from './linker.js';
 import { joinPretty, prettyLabelWidth, prettyParts, type PrettyOptions } from './pretty.js';
 import { SummaryTables } from './summary.js';
@@ -76,7 +76,9 @@ async function writeTables(out: LineSink, tables: SummaryTables, end: LinkEnd, f
 export async function writeJsonView(records: AsyncIterable<LogRecord>, out: LineSink, options: WriteViewOptions): Promise<ViewDone> {
   const turns = new Spool();
   const loose = new Spool();
+  const letGo = new Spool();
   const linker = new TraceLinker(options.link, {
+    session: (s) => letGo.add(JSON.stringify(s)),
     roundTrip: (trip) => {
       if (trip.turn === null) loose.add(JSON.stringify(trip));
     },
@@ -92,6 +94,8 @@ export async function writeJsonView(records: AsyncIterable<LogRecord>, out: Line
       linker.push(r);
     }
     const end = linker.end();
+    // Sessions let go before the end (a log of thousands) come first, in the order they were let go.
+    for await (const line of letGo.lines()) await out.line(line);
     for (const s of end.sessions) await out.line(JSON.stringify(s));
     for await (const line of turns.lines()) await out.line(line);
     for await (const line of loose.lines()) await out.line(line);
@@ -100,6 +104,7 @@ export async function writeJsonView(records: AsyncIterable<LogRecord>, out: Line
   } finally {
     turns.dispose();
     loose.dispose();
+    letGo.dispose();
   }
 }
 
@@ -131,7 +136,9 @@ class StepSpool {
 async function streamSteps(records: AsyncIterable<LogRecord>, options: WriteViewOptions, more: { roundTrip?: (t: ToolRoundTrip) => void; turn?: (t: TraceTurn) => void } = {}): Promise<{ spool: StepSpool; end: LinkEnd; participants: Participant[]; records: number }> {
   const spool = new StepSpool();
   const timeline = new TimelineStream(spool.add);
+  const letGo: TraceSession[] = [];
   const linker = new TraceLinker(options.link, {
+    session: (s) => letGo.push(s),
     roundTrip: (trip) => {
       more.roundTrip?.(trip);
       timeline.roundTrip(trip);
@@ -148,7 +155,7 @@ async function streamSteps(records: AsyncIterable<LogRecord>, options: WriteView
     linker.push(r);
   }
   const end = linker.end();
-  const participants = timeline.end(end.sessions, spool.used);
+  const participants = timeline.end([...letGo, ...end.sessions], spool.used);
   return { spool, end, participants, records: n };
 }
 
@@ -203,7 +210,9 @@ export async function writeHtmlView(records: AsyncIterable<LogRecord>, out: Line
   });
   const turns: TraceTurn[] = [];
   const roundTrips: ToolRoundTrip[] = [];
+  const letGo: TraceSession[] = [];
   const linker = new TraceLinker(options.link, {
+    session: (s) => letGo.push(s),
     roundTrip: (trip) => {
       roundTrips.push(trip);
       timeline.roundTrip(trip);
@@ -219,8 +228,9 @@ export async function writeHtmlView(records: AsyncIterable<LogRecord>, out: Line
     linker.push(r);
   }
   const end = linker.end();
-  const participants = timeline.end(end.sessions, used);
-  const trace = { sessions: end.sessions, turns, roundTrips, diagnostics: end.diagnostics };
+  const sessions = [...letGo, ...end.sessions];
+  const participants = timeline.end(sessions, used);
+  const trace = { sessions, turns, roundTrips, diagnostics: end.diagnostics };
   await out.write(htmlPage({ title: options.title, items, trace, drawn: { participants, steps }, moreSteps }));
   return { ...end, records: items.total };
 }

@@ -128,6 +128,44 @@ describe('checkRecords: counts that add up', () => {
   });
 });
 
+describe('checkRecords: a log of thousands of sessions', () => {
+  /** Session `n` of a wrapped server, 10 s after the one before: it starts, answers initialize, exits. */
+  function session(n: number, extra: { exitCode?: number; error?: boolean } = {}): LogRecord[] {
+    seq = 0;
+    const at = (r: LogRecord): LogRecord => ({ ...r, session: `weather-${n}`, time: 10_000 * n + r.seq });
+    const start = base('lifecycle', { event: 'start', command: 'node', args: ['server.js'], childPid: 7 });
+    const asked = request(0, 'initialize');
+    const answer = extra.error ? response(0, 1, { error: { code: -32603, message: 'boom' }, msg: 'error' }) : response(0, 1);
+    const exit = base('lifecycle', { event: 'exit', code: extra.exitCode ?? 0, signal: null, durationMs: 5, msg: 'exit' });
+    return [start, asked, answer, exit].map(at);
+  }
+
+  test('folds the clean sessions that ended long before into one count per server, with the same summary', () => {
+    const records = Array.from({ length: 1500 }, (_, n) => session(n, n === 700 ? { error: true } : {})).flat();
+    const bounded = checkRecords(records, { maxSessions: 50 });
+    const whole = checkRecords(records, { maxSessions: Infinity });
+    expect(whole.folded).toBeUndefined();
+    expect(bounded.sessions.length).toBeLessThan(500);
+    // The session with an error is kept, as every session not yet past the linker's window (20 minutes).
+    expect(bounded.sessions.map((s) => s.session)).toContain('weather-700');
+    expect(bounded.folded).toEqual([{ label: 'weather', channel: 'stdio', sessions: 1500 - bounded.sessions.length, records: 4 * (1500 - bounded.sessions.length), requests: 1500 - bounded.sessions.length, llmCalls: 0 }]);
+    expect(bounded.findings).toEqual(whole.findings);
+    expect(formatCheckSummary(bounded)).toBe(formatCheckSummary(whole));
+    expect(formatCheckSummary(bounded)).toContain('— 1500 sessions,');
+    const junit = formatJunit(bounded);
+    expect(junit).toContain(`<testsuite name="weather (stdio): ${bounded.folded![0]!.sessions} more sessions, each passed" tests="6" failures="0" errors="0" skipped="1">`);
+    expect(junit).toContain(`<testsuites name="mcptap check" tests="${6 * (bounded.sessions.length + 1)}" failures="1">`);
+  });
+
+  test('keeps a session whose server never started', () => {
+    const records = Array.from({ length: 1500 }, (_, n) => (n === 300 ? session(n, { exitCode: 127 }) : session(n))).flat();
+    const bounded = checkRecords(records, { maxSessions: 50 });
+    expect(bounded.folded).toBeDefined();
+    expect(bounded.sessions.map((s) => s.session)).toContain('weather-300');
+    expect(formatCheckSummary(bounded)).toBe(formatCheckSummary(checkRecords(records, { maxSessions: Infinity })));
+  });
+});
+
 describe('parseSignals', () => {
   test('commas, repeats and all', () => {
     expect(parseSignals(['errors,invalid', 'errors'])).toEqual(['errors', 'invalid']);

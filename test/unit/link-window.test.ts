@@ -10,6 +10,7 @@ import { readLogs } from '../../src/log/reader.js';
 import type { LogRecord } from '../../src/log/schema.js';
 import { linkTrace, type ToolRoundTrip, type TraceTurn } from '../../src/trace/link.js';
 import { TraceLinker } from '../../src/trace/linker.js';
+import { writeJsonView } from '../../src/trace/write-view.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const ROUNDTRIP = join(import.meta.dirname, '../../fixtures/captures/roundtrip');
@@ -88,6 +89,56 @@ describe('the streaming linker', () => {
     expect(JSON.stringify(linkTrace(records, { maxHeld: 12 }))).toBe(JSON.stringify(linkTrace(records)));
     expect(notes).toHaveLength(1);
     expect(notes[0]).toMatch(/^\d+ round trips were linked before their window was over: more than 12 LLM and tool calls came within 20 min/);
+  });
+
+  it('lets go of sessions that ended long before, past its bound of sessions, with the same trace', () => {
+    // The server lists a tool no request offers the model: each of its sessions has a finding to keep.
+    const listed = { ...weather.find((r) => r.kind === 'response' && r.method === 'tools/call')!, seq: 50, method: 'tools/list', raw: '{"result":{"tools":[{"name":"get_weather"},{"name":"unlisted"}]},"jsonrpc":"2.0","id":9}', time: weather[1]!.time + 1 } as LogRecord;
+    const server = [...weather, listed].sort((a, b) => a.time - b.time);
+    const records = Array.from({ length: 200 }, (_, n) => [...copy(ollama, n, 10_000), ...copy(server, n, 10_000)].sort((a, b) => a.time - b.time)).flat();
+    const options = { windowMs: 5000, horizonMs: 5000 };
+    const letGo: string[] = [];
+    const linker = new TraceLinker({ ...options, maxSessions: 20, haveLlm: true }, { session: (s) => letGo.push(s.session) });
+    let most = 0;
+    for (const r of records) {
+      linker.push(r);
+      most = Math.max(most, linker.held.sessions);
+    }
+    const end = linker.end();
+    // Held: the bound, and the sessions that ended within four lags (40 s: four copies of two sessions).
+    expect(most).toBeLessThan(40);
+    expect(letGo.length + end.sessions.length).toBe(400);
+    const bounded = linkTrace(records, { ...options, maxSessions: 20 });
+    const whole = linkTrace(records, options);
+    expect(JSON.stringify(bounded.roundTrips)).toBe(JSON.stringify(whole.roundTrips));
+    expect(JSON.stringify(bounded.turns)).toBe(JSON.stringify(whole.turns));
+    expect(bounded.diagnostics.filter((d) => d.code === 'tool-not-offered-to-model')).toHaveLength(200);
+    expect(JSON.stringify(bounded.diagnostics)).toBe(JSON.stringify(whole.diagnostics));
+    // Every session's line, with its totals; those let go first, in the order they were let go.
+    const bySession = (a: { session: string }, b: { session: string }): number => a.session.localeCompare(b.session);
+    expect(JSON.stringify([...bounded.sessions].sort(bySession))).toBe(JSON.stringify([...whole.sessions].sort(bySession)));
+    expect(bounded.sessions.find((s) => s.role === 'mcp')!.toolCalls).toBe(1);
+  });
+
+  it('writes the json view of such a log with every session line, those let go first', async () => {
+    const records = Array.from({ length: 200 }, (_, n) => [...copy(ollama, n, 10_000), ...copy(weather, n, 10_000)].sort((a, b) => a.time - b.time)).flat();
+    const view = async (maxSessions?: number): Promise<string[]> => {
+      const lines: string[] = [];
+      await writeJsonView(
+        (async function* () {
+          yield* records;
+        })(),
+        { line: async (t) => void lines.push(t) },
+        { link: { windowMs: 5000, horizonMs: 5000, ...(maxSessions !== undefined ? { maxSessions } : {}) } },
+      );
+      return lines;
+    };
+    const [bounded, whole] = [await view(20), await view()];
+    const sessions = (lines: string[]): string[] => lines.filter((l) => l.startsWith('{"type":"session"'));
+    expect(sessions(bounded)).toHaveLength(400);
+    expect(sessions(bounded)).not.toEqual(sessions(whole));
+    expect([...sessions(bounded)].sort()).toEqual([...sessions(whole)].sort());
+    expect(bounded.slice(400)).toEqual(whole.slice(400));
   });
 
   it('gives the whole-log answer on a log shorter than its window, and the same across many cuts', () => {
