@@ -1,9 +1,10 @@
 // Inspection alone, on one core: literal frames fed to the stdio inspector in this process as the channel's
 // thread feeds it (waiting for the disk as it does), records written to a log file.
-// `node bench/inspect.mjs [small|large|large-json] [frames]`; prints frames per CPU second and CPU ns per byte.
+// `node bench/inspect.mjs [small|large|large-json] [frames]`; prints frames per CPU second and CPU ns per byte
+// (all threads, and the main thread alone: the rest is the thread pool writing the log and V8's helpers).
 // large-json: 64 KiB frames whose text is JSON inside a JSON string (a tool result quoting a document), every
 // other character a `\"` to escape.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StdioInspector } from '../dist/inspect/stdio-inspector.js';
@@ -11,23 +12,42 @@ import { openLogForInspection } from '../dist/inspect/inspector-log.js';
 import { CALL } from '../dist/capture/stdio-calls.js';
 import { logsBacklogged, whenLogsDrained } from '../dist/log/writer.js';
 
-/** A client's requests and a server's answers, as chunks of up to 64 KiB the way a pipe hands them over. */
+/**
+ * A client's requests and a server's answers, as chunks of up to 64 KiB the way a pipe hands them over. Only
+ * the chunks' Buffers are kept (outside the JavaScript heap): a heap holding the traffic as strings makes every
+ * collection of the inspector's young garbage walk its pages, a cost no inspection thread has.
+ */
 export function traffic(kind, frames) {
   const c2s = [];
   const s2c = [];
+  let bytes = 0;
   const payload = kind === 'large' ? 'x'.repeat(64 * 1024 - 120) : kind === 'large-json' ? '{\\"k\\":1}'.repeat(Math.floor((64 * 1024 - 120) / 9)) : '';
-  for (let id = 0; id < frames / 2; id++) {
-    c2s.push(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello ${id}${payload}"}}}\n`);
-    s2c.push(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello ${id}${payload}"}]}}\n`);
-  }
   // The same number of frames per chunk both ways, so each answer comes after its request.
   const perChunk = kind === 'small' ? 600 : 1;
-  const chunk = (lines) => {
-    const out = [];
-    for (let i = 0; i < lines.length; i += perChunk) out.push(Buffer.from(lines.slice(i, i + perChunk).join('')));
-    return out;
-  };
-  return { c2s: chunk(c2s), s2c: chunk(s2c), bytes: c2s.join('').length + s2c.join('').length };
+  for (let first = 0; first < frames / 2; first += perChunk) {
+    let requests = '';
+    let answers = '';
+    for (let id = first; id < Math.min(first + perChunk, frames / 2); id++) {
+      requests += `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello ${id}${payload}"}}}\n`;
+      answers += `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello ${id}${payload}"}]}}\n`;
+    }
+    c2s.push(Buffer.from(requests));
+    s2c.push(Buffer.from(answers));
+    bytes += c2s.at(-1).length + s2c.at(-1).length;
+  }
+  return { c2s, s2c, bytes };
+}
+
+/**
+ * CPU ns this process's main thread has used (Linux: schedstat; undefined elsewhere). process.cpuUsage counts
+ * every thread: the thread pool's writes of the log and V8's helpers too.
+ */
+function mainThreadNs() {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return undefined;
+  }
 }
 
 export async function runInspectBench({ kind = 'small', frames = kind === 'small' ? 200_000 : 2000 } = {}) {
@@ -38,6 +58,7 @@ export async function runInspectBench({ kind = 'small', frames = kind === 'small
   const { c2s, s2c, bytes } = traffic(kind, frames);
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
+  const main0 = mainThreadNs();
   // Requests and answers interleave in chunks, as they would through a relay.
   const n = Math.max(c2s.length, s2c.length);
   for (let i = 0; i < n; i++) {
@@ -49,12 +70,14 @@ export async function runInspectBench({ kind = 'small', frames = kind === 'small
   inspector.apply([CALL.endStreams, Date.now(), performance.now()]);
   await inspector.close([CALL.close, { time: Date.now(), kind: 'lifecycle', event: 'exit', msg: 'end' }]);
   const cpu = process.cpuUsage(cpu0);
+  const main1 = mainThreadNs();
   const wallMs = performance.now() - t0;
   const cpuUs = cpu.user + cpu.system;
   const logBytes = statSync(logFile).size;
   if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true });
   else console.error(logFile);
-  return { kind, frames, bytes, wallMs, cpuMs: cpuUs / 1000, framesPerCpuSecond: frames / (cpuUs / 1e6), nsPerByte: (cpuUs * 1000) / bytes, logBytes };
+  const mainNsPerByte = main0 === undefined || main1 === undefined ? undefined : (main1 - main0) / bytes;
+  return { kind, frames, bytes, wallMs, cpuMs: cpuUs / 1000, framesPerCpuSecond: frames / (cpuUs / 1e6), nsPerByte: (cpuUs * 1000) / bytes, mainNsPerByte, logBytes };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

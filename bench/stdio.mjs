@@ -1,5 +1,6 @@
 // stdio benchmarks, side by side in one run: the echo server spawned directly, behind a bare Node pipe relay
-// (the floor for any Node wrapper), and behind mcptap with full logging. Run: node bench/stdio.mjs
+// (the floor for any Node wrapper), and behind mcptap with full logging. Run: node bench/stdio.mjs, or
+// node bench/stdio.mjs --sustained [rounds] for the sustained 64 KiB flood alone.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -309,7 +310,34 @@ export async function runStdioBenchmarks({ quick = false } = {}) {
   }
 }
 
+/**
+ * Only the sustained 64 KiB flood, bare relay and mcptap taking turns `rounds` times: each run's MB/s and CPU
+ * per 100 MB (main thread, all threads), and mcptap's median against the bare relay's.
+ */
+export async function runSustained(rounds = 5, frames = 1500) {
+  const logDir = mkdtempSync(join(tmpdir(), 'mcptap-bench-'));
+  try {
+    const subjects = stdioSubjects(logDir).filter((s) => s.name !== 'direct');
+    const runs = new Map(subjects.map((s) => [s.name, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (const subject of subjects) runs.get(subject.name).push((await throughput(subject, frames)).warm);
+    }
+    const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+    const rows = subjects.map((s) => {
+      const r = runs.get(s.name);
+      return { subject: s.name, mbPerSecond: median(r.map((x) => x.mbPerSecond)), runs: r.map((x) => Math.round(x.mbPerSecond)).join(' '), mainMsPer100MB: median(r.map((x) => x.mbMainMs)), allMsPer100MB: median(r.map((x) => x.mbAllMs)) };
+    });
+    return { rows, ratio: rows[1].mbPerSecond / rows[0].mbPerSecond };
+  } finally {
+    rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const rows = await runStdioBenchmarks({ quick: process.argv.includes('--quick') });
-  console.table(rows);
+  const sustained = process.argv.indexOf('--sustained');
+  if (sustained !== -1) {
+    const { rows, ratio } = await runSustained(Number(process.argv[sustained + 1]) || 5);
+    console.table(rows);
+    console.log(`mcptap / bare relay: ${ratio.toFixed(2)}×`);
+  } else console.table(await runStdioBenchmarks({ quick: process.argv.includes('--quick') }));
 }
