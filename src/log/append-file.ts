@@ -75,6 +75,24 @@ interface Block {
   taken: number;
 }
 
+/**
+ * Written blocks of BLOCK_BYTES, kept for the next records of any file of this thread: a fresh block costs the
+ * kernel a page fault and a zeroed page every 4 KiB as it is first filled, and the GC its external memory. As
+ * many as a thread holds before it waits for the disk, so a burst that fills the queue and drains it reuses them.
+ */
+const spareBlocks: Buffer[] = [];
+const MAX_SPARE_BLOCKS = WAIT_ABOVE_BYTES / BLOCK_BYTES;
+
+function newBlock(size: number): Block {
+  const bytes = size <= BLOCK_BYTES ? (spareBlocks.pop() ?? Buffer.allocUnsafeSlow(BLOCK_BYTES)) : Buffer.allocUnsafeSlow(size);
+  return { bytes, filled: 0, taken: 0 };
+}
+
+/** Blocks whose bytes are all written (no write reads them any more) go back to the spares. */
+function recycle(blocks: readonly Block[]): void {
+  for (const block of blocks) if (block.bytes.length === BLOCK_BYTES && spareBlocks.length < MAX_SPARE_BLOCKS) spareBlocks.push(block.bytes);
+}
+
 export class AppendFile {
   /** Oldest first; records are appended to the last. */
   private blocks: Block[] = [];
@@ -110,7 +128,7 @@ export class AppendFile {
     // to count).
     const size = !block || block.bytes.length - block.filled < text.length * 3 || text.length >= LONG_TEXT_CHARS ? Buffer.byteLength(text) : undefined;
     if (!block || (size !== undefined && block.bytes.length - block.filled < size)) {
-      block = { bytes: Buffer.allocUnsafeSlow(Math.max(BLOCK_BYTES, size ?? 0)), filled: 0, taken: 0 };
+      block = newBlock(size ?? 0);
       this.blocks.push(block);
     }
     const written = block.bytes.write(text, block.filled, size === text.length ? 'latin1' : 'utf8');
@@ -172,21 +190,24 @@ export class AppendFile {
    * Take the oldest queued bytes for a write: whole blocks, up to about MAX_WRITE_BYTES (at least one). The
    * bytes stay where they are, since a write in flight reads them there; later records go after them.
    */
-  private take(): Buffer[] {
+  private take(): { data: Buffer[]; done: Block[] } {
     this.clearTimer();
-    const taken: Buffer[] = [];
+    const data: Buffer[] = [];
     let size = 0;
     for (const block of this.blocks) {
       if (block.taken === block.filled) continue;
-      if (taken.length > 0 && size + block.filled - block.taken > MAX_WRITE_BYTES) break;
-      taken.push(block.bytes.subarray(block.taken, block.filled));
+      if (data.length > 0 && size + block.filled - block.taken > MAX_WRITE_BYTES) break;
+      data.push(block.bytes.subarray(block.taken, block.filled));
       size += block.filled - block.taken;
       block.taken = block.filled;
     }
     this.queuedBytes -= size;
-    // Blocks taken whole are done, except the last one, which later records still fill.
-    this.blocks = this.blocks.filter((block, i) => block.taken < block.filled || i === this.blocks.length - 1);
-    return taken;
+    // Blocks taken whole are done, except the last one, which later records still fill: once this write has
+    // written them, they can be filled again.
+    const last = this.blocks.at(-1);
+    const done = this.blocks.filter((block) => block.taken === block.filled && block !== last);
+    if (done.length > 0) this.blocks = this.blocks.filter((block) => block.taken < block.filled || block === last);
+    return { data, done };
   }
 
   /**
@@ -195,7 +216,8 @@ export class AppendFile {
    */
   private async pump(): Promise<void> {
     try {
-      let data = this.take();
+      const taken = this.take();
+      let data = taken.data;
       while (data.length > 0) {
         const written = await new Promise<number>((resolve, reject) => {
           fsWritev(this.fd, data, (error, count) => (error ? reject(error) : resolve(count)));
@@ -203,6 +225,7 @@ export class AppendFile {
         data = unwritten(data, written);
         this.wrote(written);
       }
+      recycle(taken.done);
     } catch (error) {
       this.failed = true;
       this.blocks = [];
@@ -223,11 +246,14 @@ export class AppendFile {
   private writeAllSync(): void {
     try {
       while (this.queuedBytes > 0) {
-        for (let data = this.take(); data.length > 0; ) {
+        const taken = this.take();
+        for (let data = taken.data; data.length > 0; ) {
           const written = writevSync(this.fd, data);
           data = unwritten(data, written);
           this.wrote(written);
         }
+        // At exit a write may still be in flight, reading a block this take finished: none is filled again then.
+        if (!this.inFlight) recycle(taken.done);
       }
     } catch (error) {
       this.failed = true;

@@ -169,6 +169,24 @@ describe('LogWriter', () => {
     expect(warnings).toEqual([]);
   });
 
+  test('queue blocks filled again once written keep every record byte for byte, two logs sharing them', { timeout: 30_000 }, async () => {
+    // 2 × 30 MB of records that differ from each other: a block filled again while a write still read it would
+    // put one record's bytes into another's place.
+    const files = [join(root, 'reuse-a.ndjson'), join(root, 'reuse-b.ndjson')];
+    const writers = files.map((file) => new LogWriter({ file, ...base }));
+    const text = (w: number, i: number) => `${w}:${i}:${String.fromCharCode(65 + ((i * 7 + w) % 26)).repeat(100 * 1024)}`;
+    for (let i = 0; i < 300; i++) {
+      if (logsBacklogged()) await whenLogsDrained();
+      writers.forEach((writer, w) => writer.write({ time: i, kind: 'stderr', dir: 's2c', text: text(w, i), bytes: 0, msg: 'x' }));
+    }
+    await Promise.all(writers.map((writer) => writer.close()));
+    files.forEach((file, w) => {
+      const texts = lines(file).map((r) => r.text);
+      expect(texts).toHaveLength(300);
+      texts.forEach((t, i) => expect(t === text(w, i)).toBe(true));
+    });
+  });
+
   test('an unwritable folder (a path under a regular file) warns once and never throws', async () => {
     const blocker = join(root, 'regular-file');
     writeFileSync(blocker, 'x');
