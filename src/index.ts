@@ -77,6 +77,6 @@ export { startLiveSpanExporter, sendSpans, otlpTracesUrl } from './export/otlp-l
 export type { LiveSpanExporter, LiveSpanExporterOptions, LiveSpanStats } from './export/otlp-live.js';
 export { teeSink } from './export/tee-sink.js';
 export type { RecordObserver, RecordStamp } from './export/tee-sink.js';
-export { startUiServer, DEFAULT_UI_POLL_MS, DEFAULT_UI_MAX_RECORDS } from './ui/server.js';
+export { startUiServer, DEFAULT_UI_POLL_MS, DEFAULT_UI_MAX_RECORDS, DEFAULT_UI_MAX_BYTES } from './ui/server.js';
 export type { UiServer, UiServerOptions } from './ui/server.js';
 export { LogTail } from './ui/tail.js';

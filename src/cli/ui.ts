@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { resolveLogDir } from '../log/location.js';
-import { startUiServer } from '../ui/server.js';
+import { megabytes, startUiServer } from '../ui/server.js';
 import { McptapError } from '../types.js';
 import { fail, type RegisterCommand } from './shared.js';
 
@@ -45,7 +45,8 @@ export const registerUi: RegisterCommand = (cli) =>
       } catch (error) {
         fail(error);
       }
-      process.stderr.write(`mcptap: live view of ${server.logDir} at ${server.url} (${server.records} past records); Ctrl-C to stop\n`);
+      const left = server.leftOutBytes > 0 ? `; the older ${megabytes(server.leftOutBytes)} MB of the logs left out, as the view holds their newest ${megabytes(server.maxBytes)} MB (mcptap view reads them all)` : '';
+      process.stderr.write(`mcptap: live view of ${server.logDir} at ${server.url} (${server.records} past records${left}); Ctrl-C to stop\n`);
       let stopping = false;
       const stop = (): void => {
         if (stopping) return;

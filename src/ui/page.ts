@@ -22,6 +22,7 @@ export function uiPage(options: { logDir: string; version: string }): string {
 <header>
 <h1>mcptap live</h1>
 <p class="meta">Following <code>${esc(options.logDir)}</code> · mcptap ${esc(options.version)} · <span id="status" data-state="connecting">connecting…</span></p>
+<p id="left-out" class="meta" hidden></p>
 </header>
 <nav id="filters" aria-label="Filter">
 <label>method <input id="filter-method" type="search" placeholder="tools/call" autocomplete="off"></label>
@@ -249,6 +250,9 @@ export const UI_SCRIPT = String.raw`(function () {
         selected = null;
         renderAll();
         status('loading', 'loading ' + m.records + ' past records…');
+        var left = $('left-out');
+        left.hidden = !(m.leftOutMb > 0);
+        left.textContent = m.leftOutMb > 0 ? 'The older ' + m.leftOutMb + ' MB of the logs are not shown: the live view holds their newest ' + m.maxMb + ' MB (mcptap view reads them all).' : '';
       } else if (m.type === 'records') {
         addRecords(m.records);
         if (!m.backfill) status('live', 'live \u00b7 ' + records.length + ' records');

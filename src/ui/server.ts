@@ -21,6 +21,7 @@ import { renderSequenceSvg } from '../trace/html.js';
 import { McptapError } from '../types.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { LogTail } from './tail.js';
+import { HeldRecords } from './held-records.js';
 import { SkippedLines } from '../log/skipped-lines.js';
 import { UI_SCRIPT, uiPage } from './page.js';
 
@@ -28,6 +29,8 @@ import { UI_SCRIPT, uiPage } from './page.js';
 export const DEFAULT_UI_POLL_MS = 250;
 /** Records kept in memory (and sent to a new page); the oldest go first. */
 export const DEFAULT_UI_MAX_RECORDS = 100_000;
+/** Bytes of log lines kept in memory (the records cost about half as much again as their lines). */
+export const DEFAULT_UI_MAX_BYTES = 8 * 1024 * 1024;
 /** Records per WebSocket message, so a large backfill arrives in steps the page can draw as they come. */
 const BATCH = 2000;
 
@@ -38,6 +41,8 @@ export interface UiServerOptions {
   listen?: string | number | { host?: string; port: number };
   pollMs?: number;
   maxRecords?: number;
+  /** Most bytes of log lines held (DEFAULT_UI_MAX_BYTES); past it, the oldest records are let go. */
+  maxBytes?: number;
   /** Called with a sentence when something needs the user's attention (a non-loopback address). */
   warn?: (message: string) => void;
 }
@@ -49,8 +54,12 @@ export interface UiServer {
   readonly host: string;
   readonly port: number;
   readonly logDir: string;
-  /** Records read so far. */
+  /** Records held (read so far, less those let go). */
   readonly records: number;
+  /** Bytes of log lines let go, the oldest first, to stay within maxRecords and maxBytes (read or not). */
+  readonly leftOutBytes: number;
+  /** The bound of bytes held. */
+  readonly maxBytes: number;
   close(): Promise<void>;
 }
 
@@ -58,11 +67,12 @@ export interface UiServer {
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const { host, port } = parseListenAddress(options.listen);
   const pollMs = options.pollMs ?? DEFAULT_UI_POLL_MS;
-  const maxRecords = options.maxRecords ?? DEFAULT_UI_MAX_RECORDS;
+  const held = new HeldRecords(options.maxRecords ?? DEFAULT_UI_MAX_RECORDS, options.maxBytes ?? DEFAULT_UI_MAX_BYTES);
   const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
   const skipped = new SkippedLines(warn);
-  const tail = new LogTail(options.logDir, { onProblem: skipped.add });
-  let records: LogRecord[] = [];
+  // What is older than the bytes held would be let go anyway: the backfill reads each log's newest bytes only.
+  const tail = new LogTail(options.logDir, { onProblem: skipped.add, lastBytes: held.maxBytes });
+  const leftOutBytes = (): number => tail.skippedBytes + held.leftOutBytes;
   const clients = new Set<WebSocket>();
   let boundPort = port;
 
@@ -117,7 +127,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       ws.on('close', () => clients.delete(ws));
       ws.on('error', () => clients.delete(ws));
       // The page sends nothing; anything it does send is ignored.
-      send(ws, { type: 'hello', logDir: options.logDir, version: MCPTAP_VERSION, records: records.length });
+      const records = held.records;
+      send(ws, { type: 'hello', logDir: options.logDir, version: MCPTAP_VERSION, records: records.length, leftOutMb: megabytes(leftOutBytes()), maxMb: megabytes(held.maxBytes) });
       for (let i = 0; i < records.length; i += BATCH) send(ws, { type: 'records', backfill: true, records: records.slice(i, i + BATCH) });
       send(ws, { type: 'backfill-done' });
       if (records.length > 0) send(ws, traceMessage());
@@ -134,6 +145,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   }
 
   function traceMessage(): Record<string, unknown> {
+    const records = held.records;
     try {
       const trace = linkTrace(records);
       return {
@@ -148,20 +160,9 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
   }
 
-  // Records from several files arrive per file; keep the whole list ordered by time as readLogs would.
-  const ingest = (fresh: LogRecord[]): void => {
-    if (fresh.length === 0) return;
-    fresh.sort((a, b) => a.time - b.time || a.seq - b.seq);
-    const last = records[records.length - 1];
-    // A loop, not push(...fresh): one look at a folder of many logs (up to 4 MiB of each) can bring more records
-    // than a call can take as arguments.
-    if (!last || fresh[0]!.time >= last.time) for (const r of fresh) records.push(r);
-    else records = [...records, ...fresh].sort((a, b) => a.time - b.time);
-    if (records.length > maxRecords) records = records.slice(records.length - maxRecords);
-  };
-
-  // The backfill: every record already in the folder, before the first page can connect.
-  ingest(await tail.poll());
+  // The backfill: every record already in the folder (the newest within the bounds), before a page can connect.
+  do held.add(await tail.pollSized());
+  while (tail.behind);
   skipped.finish();
 
   let timer: NodeJS.Timeout | undefined;
@@ -172,9 +173,10 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (polling) return;
     polling = true;
     try {
-      const fresh = await tail.poll();
+      const look = await tail.pollSized();
+      held.add(look);
+      const fresh = look.records;
       if (fresh.length > 0) {
-        ingest(fresh);
         for (let i = 0; i < fresh.length; i += BATCH) broadcast({ type: 'records', backfill: false, records: fresh.slice(i, i + BATCH) });
         traceDue = true;
       }
@@ -217,8 +219,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     port: boundPort,
     logDir: options.logDir,
     get records() {
-      return records.length;
+      return held.records.length;
     },
+    get leftOutBytes() {
+      return leftOutBytes();
+    },
+    maxBytes: held.maxBytes,
     async close() {
       clearInterval(timer);
       timer = undefined;
@@ -230,4 +236,9 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       });
     },
   };
+}
+
+/** Bytes as whole megabytes, at least 1 when there are any (a note that says 0 MB were left out would be false). */
+export function megabytes(bytes: number): number {
+  return bytes > 0 ? Math.max(1, Math.round(bytes / 1024 / 1024)) : 0;
 }
