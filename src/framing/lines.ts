@@ -26,7 +26,16 @@ export interface LineFramerOptions {
    * framer only keeps the head, and the line ends with endOverlong() rather than with its `\n`.
    */
   overlongByCaller?: boolean;
+  /**
+   * The chunks are lent for the call of push() only (the inspection thread's view of the channel's ring): what
+   * the framer keeps of them it copies, into buffers of its own that it fills again, and a frame's bytes are
+   * valid only until the next push().
+   */
+  borrowed?: boolean;
 }
+
+/** A carry buffer grown past this is let go once its line is done, so a rare huge line holds no memory after. */
+const MAX_KEPT_CARRY = 1024 * 1024;
 
 /** Cuts a byte stream into lines. One instance per stream direction. */
 export class LineFramer {
@@ -45,11 +54,18 @@ export class LineFramer {
   private pendingCr = false;
 
   private readonly overlongByCaller: boolean;
+  private readonly borrowed: boolean;
+  /** With `borrowed`: the two buffers an unfinished line is copied into, in turn (a frame may view the other). */
+  private readonly carries: [Buffer, Buffer] = [NO_BYTES, NO_BYTES];
+  private carry: 0 | 1 = 0;
+  /** The current line's kept bytes are in carries[carry]. */
+  private carried = false;
 
   constructor(options: LineFramerOptions) {
     this.dir = options.dir;
     this.maxFrameBytes = options.maxFrameBytes;
     this.overlongByCaller = options.overlongByCaller === true;
+    this.borrowed = options.borrowed === true;
   }
 
   /** An over-long line ended as the caller's LineCap says: its frame keeps the head this framer holds. */
@@ -82,7 +98,29 @@ export class LineFramer {
       start = lf + 1;
     }
     if (start < chunk.length) this.append(chunk.subarray(start));
+    if (this.borrowed && this.pieces.length > 0) {
+      this.pieces = [this.intoCarry()];
+      this.carried = true;
+    }
     return frames;
+  }
+
+  /**
+   * The kept pieces of the current line, copied into carries[carry] after what it already holds of them; the
+   * whole as a view of it. (A line carried over from an earlier chunk starts with that view.)
+   */
+  private intoCarry(): Buffer {
+    let into = this.carries[this.carry];
+    let at = 0;
+    let from = 0;
+    if (this.carried && into.length >= this.keptBytes) {
+      at = this.pieces[0]!.length;
+      from = 1;
+    } else if (into.length < this.keptBytes) {
+      into = this.carries[this.carry] = Buffer.allocUnsafeSlow(Math.max(this.keptBytes, 2 * into.length, 64 * 1024));
+    }
+    for (let i = from; i < this.pieces.length; i++) at += this.pieces[i]!.copy(into, at);
+    return into.subarray(0, at);
   }
 
   /** The stream ended: returns the partial last line, if any bytes are waiting. */
@@ -161,7 +199,13 @@ export class LineFramer {
     const crlf = this.pendingCr && !partial;
     if (this.pendingCr && partial) this.take(Buffer.from([CR]));
     this.pendingCr = false;
-    let bytes = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.keptBytes);
+    let bytes: Buffer;
+    if (this.carried) {
+      bytes = this.pieces.length === 1 ? this.pieces[0]! : this.intoCarry();
+      // The frame views this carry until the next push: an unfinished line after it goes into the other one.
+      if (this.carries[this.carry].length > MAX_KEPT_CARRY) this.carries[this.carry] = NO_BYTES;
+      this.carry = this.carry === 0 ? 1 : 0;
+    } else bytes = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.keptBytes);
     if (this.overlongByCaller && this.lineBytes > this.maxFrameBytes) {
       // One byte over the cap, and all of it here: hashed as the framer would have.
       this.hash = createHash('sha256').update(bytes);
@@ -188,6 +232,7 @@ export class LineFramer {
 
   private reset(): void {
     this.pendingCr = false;
+    this.carried = false;
     this.pieces = [];
     this.keptBytes = 0;
     this.lineBytes = 0;

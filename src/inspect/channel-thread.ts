@@ -30,6 +30,7 @@ class BatchReader {
   constructor(
     readonly batch: PostedBatch,
     private readonly ring: Buffer,
+    private readonly lend: boolean,
   ) {
     this.numbers = batch.chunkCalls ? new Float64Array(batch.chunkCalls) : new Float64Array(0);
   }
@@ -50,7 +51,7 @@ class BatchReader {
     const n = this.numbers;
     const at = this.chunkAt;
     this.chunkAt += CHUNK_CALL_WIDTH;
-    const chunk = readRing(this.ring, n[at + 2]!, n[at + 3]!);
+    const chunk = readRing(this.ring, n[at + 2]!, n[at + 3]!, this.lend);
     return { call: [n[at], n[at + 1], chunk, n[at + 4], n[at + 5]], bytes: chunk.length };
   }
 
@@ -68,7 +69,7 @@ class BatchReader {
 export function serve(port: MessagePort, inspector: Inspector, counters: Int32Array, ring: Buffer): void {
   yieldToTheTraffic();
   const server = new ChannelServer(port, inspector, counters);
-  port.on('message', (batch: PostedBatch) => server.receive(new BatchReader(batch, ring)));
+  port.on('message', (batch: PostedBatch) => server.receive(new BatchReader(batch, ring, inspector.borrowsChunks === true)));
   Atomics.store(counters, SLOT.ready, 1);
 }
 

@@ -37,6 +37,8 @@ export interface Inspector {
   abandoned(chunks: number, bytes: number): void;
   /** Figures the tap reads back (the stdio tap: answers the server owes), current after each slice. */
   report?(): readonly number[];
+  /** True when it keeps nothing of a chunk past the call (it copies what it keeps): the ring's bytes are lent. */
+  readonly borrowsChunks?: boolean;
 }
 
 /** The one warning of a drain the tap stopped (Inspector.abandoned). */
@@ -210,8 +212,13 @@ export class RingWriter {
   }
 }
 
-/** A chunk's bytes out of the ring, into a buffer of their own (they may wrap around its end). */
-export function readRing(ring: Buffer, at: number, length: number): Buffer {
+/**
+ * A chunk's bytes out of the ring, into a buffer of their own (they may wrap around its end); or, for an
+ * inspector that keeps nothing of a chunk past its call (`lend`), a view of them where they lie in one piece:
+ * the thread releases them only once the call is carried out.
+ */
+export function readRing(ring: Buffer, at: number, length: number, lend = false): Buffer {
+  if (lend && at + length <= ring.length) return ring.subarray(at, at + length);
   const chunk = Buffer.allocUnsafe(length);
   const first = Math.min(length, ring.length - at);
   ring.copy(chunk, 0, at, at + first);

@@ -52,6 +52,8 @@ export class StdioInspector implements Inspector {
   private readonly framers: readonly [LineFramer, LineFramer, LineFramer];
   private readonly stderrTail: string[] = [];
   private loggingFailed = false;
+  /** Nothing of a chunk is kept past its call: the framers copy an unfinished line (see LineFramer). */
+  readonly borrowsChunks = true;
 
   constructor(
     config: StdioInspectorConfig,
@@ -73,11 +75,12 @@ export class StdioInspector implements Inspector {
     this.sink = hooks.onRecord ? teeSink(logSink, { session: config.session, channel: 'stdio', label: config.label }, hooks.onRecord) : logSink;
     this.mcp = new McpSession({ sink: this.sink, stdio: true });
     // Lines longer than the log keeps are cut on the tap's side (StdioCalls), which ends them with overlongEnd.
-    const overlongByCaller = true as const;
+    // A chunk is read where the channel's ring holds it: the framers copy what they keep of it past the call.
+    const framing = { overlongByCaller: true, borrowed: true } as const;
     this.framers = [
-      new LineFramer({ dir: 'c2s', maxFrameBytes: config.maxBody, overlongByCaller }),
-      new LineFramer({ dir: 's2c', maxFrameBytes: config.maxBody, overlongByCaller }),
-      new LineFramer({ dir: 's2c', maxFrameBytes: MAX_STDERR_LINE, overlongByCaller }),
+      new LineFramer({ dir: 'c2s', maxFrameBytes: config.maxBody, ...framing }),
+      new LineFramer({ dir: 's2c', maxFrameBytes: config.maxBody, ...framing }),
+      new LineFramer({ dir: 's2c', maxFrameBytes: MAX_STDERR_LINE, ...framing }),
     ];
   }
 

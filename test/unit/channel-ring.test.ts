@@ -24,6 +24,21 @@ describe('the channel ring', () => {
     expect(readRing(bytes, 6, 2).toString()).toBe('gh');
   });
 
+  it('lends a copy that lies in one piece as a view of the ring, and copies one that wraps', () => {
+    const { writer, bytes, release } = ring(10);
+    writer.write(Buffer.from('abcdef'));
+    release(6);
+    writer.write(Buffer.from('gh'));
+    const at = writer.write(Buffer.from('ijklm'));
+    const lent = readRing(bytes, 6, 2, true);
+    expect(lent.buffer).toBe(bytes.buffer);
+    expect(lent.toString()).toBe('gh');
+    const wrapped = readRing(bytes, at, 5, true);
+    expect(wrapped.buffer).not.toBe(bytes.buffer);
+    expect(wrapped.toString()).toBe('ijklm');
+    expect(readRing(bytes, 6, 2).buffer).not.toBe(bytes.buffer);
+  });
+
   it('starts again at the beginning once every copy is released, so a small backlog touches little of it', () => {
     const { writer, release } = ring(100);
     expect(writer.write(Buffer.alloc(30))).toBe(0);

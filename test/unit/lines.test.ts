@@ -236,4 +236,30 @@ describe('LineFramer properties (fast-check)', () => {
       { numRuns: 500 },
     );
   });
+
+  test('borrowed chunks: frames read before the next push are the same, though each chunk is overwritten after its push', () => {
+    // As the inspection thread reads the channel's ring: every chunk lies in one buffer that the next chunk
+    // overwrites, so whatever the framer kept of it without copying would read back as later bytes.
+    const line = fc.tuple(fc.integer({ min: 0, max: 200_000 }), fc.constantFrom('\n', '\r\n', '\r', ''), fc.integer({ min: 0, max: 25 })).map(([n, end, c]) => String.fromCharCode(97 + c).repeat(n % 7 === 0 ? n : n % 300) + end);
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 90_000 }), { minLength: 1, maxLength: 8 }), fc.constantFrom(1024, 1024 * 1024), (lines, sizes, cap) => {
+        const input = Buffer.from(lines.join(''), 'latin1');
+        const ring = Buffer.alloc(90_000);
+        const lent = new LineFramer({ dir: 's2c', maxFrameBytes: cap, borrowed: true });
+        const seen: unknown[] = [];
+        const view = (f: Frame) => [f.bytes.toString('latin1'), f.size, f.truncated, f.sha256, f.crlf, f.partial, f.tail?.toString('hex')];
+        for (let at = 0, i = 0; at < input.length; i++) {
+          const n = Math.min(sizes[i % sizes.length]!, input.length - at);
+          input.copy(ring, 0, at, at + n);
+          seen.push(...lent.push(ring.subarray(0, n), i, i).map(view));
+          ring.fill(0x2a);
+          at += n;
+        }
+        const tail = lent.end(0, 0);
+        if (tail) seen.push(view(tail));
+        expect(seen).toEqual(run([input], cap).map(view));
+      }),
+      { numRuns: 200 },
+    );
+  });
 });
