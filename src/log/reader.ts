@@ -7,11 +7,11 @@
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { McptapError } from '../types.js';
 import { LOG_FORMAT_VERSION, type LogRecord } from './schema.js';
 import { findLogFiles, refuseSpecialFile } from './walk.js';
 import { recordProblem } from './validate.js';
+import { LongLine } from './long-line.js';
 
 /** Something wrong with one line of a log, said plainly. */
 export interface LogProblem {
@@ -31,7 +31,8 @@ export interface ReadLogsOptions {
    * Leave out the frames no summary reads again: a streamed chunk's `raw` (its text is in `delta`) and an HTTP
    * response's `body` (the LLM reply is in its llm-response record). Most of a long LLM log is chunks, so views
    * that print records and their trace, and check, hold a fraction of the log in memory. Not for exports, which
-   * copy the frames out, nor for the html page, which shows them.
+   * copy the frames out, nor for the html page, which shows them. A line longer than LONG_LINE is read as it
+   * streams by, its frame's head kept (long-line.ts): a frame of hundreds of MB costs a slim reader 1 MiB.
    */
   slim?: boolean;
 }
@@ -128,13 +129,15 @@ export function migrate(o: Record<string, unknown>): LogRecord {
   return o as unknown as LogRecord;
 }
 
+/** Bytes of a line past which a slim reader reads it as it streams by, keeping its frame's head only. */
+export const LONG_LINE = 4 * 1024 * 1024;
+
 /** Every record of one log file, in file order. */
 export async function* readLogFile(file: string, options: ReadLogsOptions = {}): AsyncGenerator<SourcedRecord> {
   const input = createReadStream(file);
-  const lines = createInterface({ input, crlfDelay: Infinity });
   let n = 0;
   try {
-    for await (const line of lines) {
+    for await (const line of logLines(input, options.slim ? LONG_LINE : Infinity)) {
       n++;
       if (options.progress) options.progress.read += line.length + 1;
       const parsed = parseRecordLine(line);
@@ -146,6 +149,55 @@ export async function* readLogFile(file: string, options: ReadLogsOptions = {}):
     // A reader that stops early (a peek, a consumer that breaks off) must not leave the file open.
     input.destroy();
   }
+}
+
+/**
+ * The lines of a file, as readline gives them (a line ends at `\n`, `\r\n` or a lone `\r`), but from bytes: a
+ * line longer than `longAt` bytes is not put together, LongLine reads it as it comes.
+ */
+async function* logLines(input: AsyncIterable<Buffer>, longAt: number): AsyncGenerator<string> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let long: LongLine | undefined;
+  const line = (last: Buffer): string => {
+    if (long) {
+      long.push(last);
+      const text = long.finish();
+      long = undefined;
+      return text;
+    }
+    const text = parts.length > 0 ? Buffer.concat([...parts, last]).toString('utf8') : last.toString('utf8');
+    parts = [];
+    size = 0;
+    return text;
+  };
+  for await (const chunk of input) {
+    let from = 0;
+    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, from)) {
+      const text = line(chunk.subarray(from, nl));
+      from = nl + 1;
+      yield* crLines(text);
+    }
+    const rest = chunk.subarray(from);
+    if (long) long.push(rest);
+    else if (rest.length > 0) {
+      parts.push(rest);
+      size += rest.length;
+      if (size > longAt) {
+        long = new LongLine();
+        for (const part of parts) long.push(part);
+        parts = [];
+        size = 0;
+      }
+    }
+  }
+  if (long || parts.length > 0) yield* crLines(line(Buffer.alloc(0)));
+}
+
+/** A line split at a lone `\r`, its `\r` before the `\n` dropped (readline's lines). */
+function crLines(text: string): string[] {
+  if (!text.includes('\r')) return [text];
+  return (text.endsWith('\r') ? text.slice(0, -1) : text).split('\r');
 }
 
 function slimmed(record: LogRecord): LogRecord {

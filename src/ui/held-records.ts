@@ -19,7 +19,7 @@ export class HeldRecords {
     readonly maxBytes: number,
   ) {}
 
-  /** Characters of log lines held. */
+  /** Bytes of log lines held. */
   get heldBytes(): number {
     return this.total;
   }

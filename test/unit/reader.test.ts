@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { listLogFiles, parseRecordLine, readAllRecords, readLogs, type LogProblem } from '../../src/log/reader.js';
+import { LONG_LINE, listLogFiles, parseRecordLine, readAllRecords, readLogs, type LogProblem } from '../../src/log/reader.js';
+import { FRAME_HEAD_BYTES } from '../../src/log/long-line.js';
 import { McptapError } from '../../src/types.js';
 import type { LogRecord } from '../../src/log/schema.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -175,5 +176,45 @@ describe('format versions', () => {
     const frames = readFileSync('fixtures/logs/odd-frames.txt', 'utf8').split('\n').filter(Boolean).map((l) => l.slice(2).replace(/\r$/, ''));
     const raws = current.filter((r) => 'raw' in r && !('batch' in r && r.batch)).map((r) => (r as { raw: string }).raw);
     for (const frame of frames) if (!frame.includes('hunter2') && !frame.startsWith('[')) expect(raws).toContain(frame);
+  });
+});
+
+describe('a line too long to hold', () => {
+  // A tools/call answer of 6 MiB of text, with characters a cut could split: é (2 bytes), \n escaped, \u escapes.
+  const text = 'é\n\u0001abc'.repeat(Math.ceil((LONG_LINE * 1.5) / 7));
+  const frame = JSON.stringify({ result: { content: [{ type: 'text', text }] }, jsonrpc: '2.0', id: 1 });
+  const answer = { level: 30, v: 1, time: 20, seq: 1, session: 's', channel: 'stdio', label: 's', kind: 'response', dir: 's2c', id: 1, method: 'tools/call', requestSeq: 0, msg: 'Tool answered.', bytes: Buffer.byteLength(frame) };
+  const lines = {
+    // v1: the frame escaped into a string, in the middle of the record.
+    v1: JSON.stringify({ ...answer, raw: frame, tool: 'echo' }),
+    // v2: the frame as JSON, the record's last field.
+    v2: `${JSON.stringify({ ...answer, v: 2, tool: 'echo' }).slice(0, -1)},"raw":${frame}}`,
+  };
+
+  test.each(['v1', 'v2'] as const)('%s: a slim reader keeps the frame\u2019s head, marked truncated, and every other field', async (v) => {
+    const path = file(`long/${v}.ndjson`, [rec('s', 0, 10), lines[v], rec('s', 2, 30)]);
+    expect(lines[v].length).toBeGreaterThan(LONG_LINE);
+    const problems: LogProblem[] = [];
+    const records = await readAllRecords([path], { slim: true, onProblem: (p) => problems.push(p) });
+    expect(problems).toEqual([]);
+    expect(records.map((r) => r.seq)).toEqual([0, 1, 2]);
+    const r = records[1] as LogRecord & { raw: string; truncated?: boolean };
+    expect(r).toMatchObject({ kind: 'response', method: 'tools/call', tool: 'echo', msg: 'Tool answered.', bytes: Buffer.byteLength(frame), truncated: true });
+    expect(Buffer.byteLength(r.raw)).toBeLessThanOrEqual(FRAME_HEAD_BYTES);
+    // v2 keeps 1 MiB of the frame; v1 1 MiB of its escaped text (each \\n and \\u0001 escape is longer than its character).
+    expect(Buffer.byteLength(r.raw)).toBeGreaterThan(v === 'v2' ? FRAME_HEAD_BYTES - 8 : FRAME_HEAD_BYTES * 0.8);
+    expect(frame.startsWith(r.raw)).toBe(true);
+    // Read whole by a reader that copies frames out.
+    const whole = await readAllRecords([path]);
+    expect((whole[1] as LogRecord & { raw: string }).raw).toBe(frame);
+    expect(whole[1]).not.toHaveProperty('truncated');
+  });
+
+  test('a torn long line is a problem, and the lines after it are read', async () => {
+    const path = file('long/torn.ndjson', [rec('s', 0, 10), lines.v1.slice(0, LONG_LINE + 1000), rec('s', 2, 30)]);
+    const problems: LogProblem[] = [];
+    const records = await readAllRecords([path], { slim: true, onProblem: (p) => problems.push(p) });
+    expect(records.map((r) => r.seq)).toEqual([0, 2]);
+    expect(problems.map((p) => [p.line, p.message])).toEqual([[2, 'not JSON (a torn write, or not an mcptap log)']]);
   });
 });
