@@ -106,13 +106,26 @@ describe('LogWriter', () => {
   test('long records, all ASCII or with one character beyond it, come out byte for byte', async () => {
     const file = join(root, 'long-records.ndjson');
     const w = new LogWriter({ file, ...base });
-    // Long records are counted and, when all ASCII, copied as latin1: one non-ASCII character must change that.
+    // Long records, all ASCII or with characters of 2 and 4 bytes at their end.
     const raw = (i: number) => `${'x'.repeat(4000 + i * 97)}${i % 2 === 1 ? '\u00e9\u{1F600}' : ''}`;
     for (let i = 0; i < 400; i++) w.write({ time: i, kind: 'invalid', dir: 's2c', reason: 'plain text, not JSON', raw: raw(i), bytes: 0, msg: 'long' });
     await w.close();
     const records = lines(file);
     expect(records).toHaveLength(400);
     expect(records.every((r, i) => r.raw === raw(i))).toBe(true);
+  });
+
+  test('a record with room left for its characters but not its bytes goes whole into the next block', async () => {
+    const file = join(root, 'bytes-not-chars.ndjson');
+    const w = new LogWriter({ file, ...base });
+    // 30,000 three-byte characters: the third record finds 80 KiB of a 256 KiB block left, room for its
+    // characters and not for their 90 KB; an all-ASCII one between keeps the boundaries moving.
+    const text = (i: number) => (i % 4 === 3 ? 'x'.repeat(70_000 + i) : '\u20ac'.repeat(30_000 + i));
+    for (let i = 0; i < 40; i++) w.write({ time: i, kind: 'stderr', dir: 's2c', text: text(i), bytes: 0, msg: 'x' });
+    await w.close();
+    const records = lines(file);
+    expect(records).toHaveLength(40);
+    expect(records.every((r, i) => r.text === text(i))).toBe(true);
   });
 
   test('a flood past the queue bound drops frame records, keeps mcptap\u2019s own, and says in the log how many went', { timeout: 30_000 }, async () => {
