@@ -5,7 +5,7 @@
  * `tools/call` reads the same in every log. Pure apart from the sink it writes to, which tests replace with an
  * array.
  */
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import type { Direction, Frame, JsonRpcId, Message } from '../types.js';
 import { decodeJsonRpc, peekIdAndMethod } from '../protocols/jsonrpc.js';
 import { withoutCutCharacter } from '../framing/lines.js';
@@ -103,9 +103,11 @@ export class McpSession {
   private observeFrame(frame: Frame, context?: FrameContext): void {
     // A head cut by the cap may end inside a character: leave that character out rather than call it binary.
     const kept = frame.truncated ? withoutCutCharacter(frame.bytes) : frame.bytes;
-    const text = kept.toString('utf8');
+    // A long frame of ASCII (the usual big one) decodes as latin1, a copy, where UTF-8 decoding checks each byte.
+    const ascii = kept.length >= LONG_FRAME_BYTES && isAscii(kept);
+    const text = kept.toString(ascii ? 'latin1' : 'utf8');
     // Bytes that are not UTF-8 decode with U+FFFD in their place: a text without one was UTF-8 (most frames).
-    const utf8 = !text.includes('\uFFFD') || isUtf8(kept);
+    const utf8 = ascii || !text.includes('\uFFFD') || isUtf8(kept);
     const base: FrameFields & { time: number; [RAW_PARSED]?: unknown } = {
       time: frame.time,
       bytes: frame.size,
@@ -524,6 +526,9 @@ export class McpSession {
 }
 
 const who = (dir: Direction): string => (dir === 'c2s' ? 'Client' : 'Server');
+
+/** From this size on a frame is first checked for ASCII (the check costs more than it saves on a short one). */
+const LONG_FRAME_BYTES = 4096;
 
 /**
  * A record draft made of the frame's fields and the record's own, written into `base`: each frame's base goes

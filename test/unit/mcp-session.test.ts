@@ -188,6 +188,25 @@ describe('McpSession: correlation and edge cases', () => {
     expect(base64).toMatchObject({ rawEncoding: 'base64', raw: broken.toString('base64') });
   });
 
+  test('long frames read the same whether all ASCII, UTF-8 beyond it, Latin-1 bytes or cut by the cap', () => {
+    const { sink, mcp } = session();
+    const note = (data: string) => `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${data}"}}`;
+    const ascii = note('a'.repeat(10_000));
+    const utf8 = note(`${'a'.repeat(10_000)}\u00e9\u20ac`);
+    // 0xe9 alone is é in Latin-1 and no UTF-8 at all: base64, never a latin1 reading of it.
+    const latin1 = Buffer.from(note(`${'a'.repeat(10_000)}\u00e9`), 'latin1');
+    const cut = Buffer.from(utf8);
+    for (const bytes of [Buffer.from(ascii), Buffer.from(utf8), latin1]) mcp.observe(frame('s2c', bytes));
+    mcp.observe(frame('s2c', cut.subarray(0, cut.length - 4), { truncated: true, size: cut.length }));
+    const [a, u, l, c] = sink.records;
+    expect(a).toMatchObject({ kind: 'notification', raw: ascii });
+    expect(u).toMatchObject({ kind: 'notification', raw: utf8 });
+    expect(l).toMatchObject({ rawEncoding: 'base64', raw: latin1.toString('base64') });
+    // The cap cut the euro sign: the head keeps the rest, as text.
+    expect(c).toMatchObject({ raw: utf8.slice(0, utf8.length - 4), truncated: true });
+    expect(c).not.toHaveProperty('rawEncoding');
+  });
+
   test('a client message that is not JSON-RPC is not blamed on stdout', () => {
     const { sink, mcp } = session();
     mcp.observe(frame('c2s', 'hello'));
