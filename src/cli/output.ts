@@ -50,9 +50,15 @@ export class Output {
     this.chars = 0;
     const stream = this.stream ?? (await this.open());
     this.check();
-    if (!stream.write(text)) await new Promise((resolve) => {
-      stream.once('drain', resolve);
-      stream.once('error', resolve);
+    if (!stream.write(text)) await new Promise<void>((resolve) => {
+      // Whichever comes first; the other listener goes, or a long output piles them up on the stream.
+      const done = (): void => {
+        stream.off('drain', done);
+        stream.off('error', done);
+        resolve();
+      };
+      stream.once('drain', done);
+      stream.once('error', done);
     });
     this.check();
   }
