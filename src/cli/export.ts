@@ -3,13 +3,11 @@
  * use — a HAR archive for browser devtools and HAR viewers, or OTLP/JSON spans for a tracing backend (written to
  * a file or stdout, or posted to an OTLP/HTTP receiver).
  */
-import { writePrivateFile } from '../log/open-file.js';
-import { buildSpans } from '../export/otlp-spans.js';
 import { writeHar } from '../export/har.js';
-import { linkTrace } from '../trace/link.js';
-import { readLogRecords, streamLogRecords } from './read-logs.js';
+import { streamLogRecords } from './read-logs.js';
 import { Output } from './output.js';
-import { sendSpans } from '../export/otlp-live.js';
+import { openSpanSender } from '../export/otlp-live.js';
+import { streamSpans } from '../export/otlp-stream.js';
 import { McptapError } from '../types.js';
 import { fail, logPaths, printNote, type RegisterCommand } from './shared.js';
 import { startProgress } from './progress.js';
@@ -49,9 +47,9 @@ export const registerExport: RegisterCommand = (cli) =>
         const linkOptions = window !== undefined ? { windowMs: window * 1000 } : {};
         const progress = startProgress();
         const out = argv.out as string | undefined;
-        if (format === 'har' && endpoint === undefined) {
-          // HAR streams: each entry is written once its exchange is over.
-          const stream = await streamLogRecords(logPaths(argv, 'export'), { progress: progress.read });
+        // Every format streams: each HAR entry, each batch of spans, is written once final.
+        const stream = await streamLogRecords(logPaths(argv, 'export'), { progress: progress.read });
+        if (format === 'har') {
           const output = Output.to(out);
           const done = await writeHar(stream.records, output);
           await output.close();
@@ -59,23 +57,25 @@ export const registerExport: RegisterCommand = (cli) =>
           if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records} records to ${out}\n`);
           return;
         }
-        const records = await readLogRecords(logPaths(argv, 'export'), { progress: progress.read });
-        progress.phase(`exporting ${records.length.toLocaleString('en')} records`);
+        const spanOptions = { ...linkOptions, haveLlm: stream.haveLlm, onNote: printNote };
         if (endpoint !== undefined) {
-          const spans = buildSpans(records, linkTrace(records, { ...linkOptions, onNote: printNote }));
-          await sendSpans(endpoint, spans);
-          process.stderr.write(`mcptap: sent ${spans.length} spans from ${records.length} records to ${endpoint}\n`);
+          const sender = await openSpanSender(endpoint);
+          try {
+            const done = await streamSpans(stream.records, (batch) => sender.send(batch), spanOptions);
+            progress.done();
+            process.stderr.write(`mcptap: sent ${done.spans} spans from ${done.records} records to ${endpoint}\n`);
+          } finally {
+            await sender.close();
+          }
           return;
         }
         // The OpenTelemetry serializer costs ~200 ms to load: only this command, and only this format, pays it.
-        const text = `${(await import('../export/otlp.js')).formatOtlp(records, { ...linkOptions, onNote: printNote })}\n`;
+        const { writeOtlp } = await import('../export/otlp.js');
+        const output = Output.to(out);
+        const done = await writeOtlp(stream.records, output, spanOptions);
+        await output.close();
         progress.done();
-        if (out !== undefined) {
-          await writePrivateFile(out, text);
-          process.stderr.write(`mcptap: wrote ${format} of ${records.length} records to ${out}\n`);
-        } else {
-          process.stdout.write(text);
-        }
+        if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records} records to ${out}\n`);
       } catch (error) {
         fail(error);
       }

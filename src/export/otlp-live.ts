@@ -239,24 +239,42 @@ export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpa
   };
 }
 
-/**
- * Send spans once (for `mcptap export --format otlp --endpoint URL`): resolves when the receiver accepted them,
- * throws McptapError with a plain sentence when it did not.
- */
-export async function sendSpans(endpoint: string, list: readonly SpanData[], timeoutMs = 10_000): Promise<void> {
+/** One OTLP/HTTP receiver that batches of spans are posted to, in order, until `close`. */
+export interface SpanSender {
+  /** Post these spans (512 a POST); throws McptapError with a plain sentence when the receiver did not take them. */
+  send(spans: readonly SpanData[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A sender to `endpoint` (for `mcptap export --format otlp --endpoint URL`, which posts its batches as they come). */
+export async function openSpanSender(endpoint: string, timeoutMs = 10_000): Promise<SpanSender> {
   const url = otlpTracesUrl(endpoint);
   const [{ OTLPTraceExporter }, { toReadableSpans }] = await Promise.all([import('@opentelemetry/exporter-trace-otlp-http'), import('./otlp.js')]);
   const exporter = new OTLPTraceExporter({ url, timeoutMillis: timeoutMs });
-  try {
-    for (let i = 0; i < list.length; i += 512) {
-      const batch = toReadableSpans(list.slice(i, i + 512));
-      const result = await new Promise<{ code: number; error?: Error }>((resolve) => exporter.export(batch, resolve));
-      if (result.code !== 0) {
-        throw new McptapError('OTLP_SEND_FAILED', `the OTLP receiver at ${url} did not take the spans (${result.error?.message ?? 'export failed'}). Is it running, and is the URL right?`);
+  return {
+    async send(list) {
+      for (let i = 0; i < list.length; i += 512) {
+        const batch = toReadableSpans(list.slice(i, i + 512));
+        const result = await new Promise<{ code: number; error?: Error }>((resolve) => exporter.export(batch, resolve));
+        if (result.code !== 0) {
+          throw new McptapError('OTLP_SEND_FAILED', `the OTLP receiver at ${url} did not take the spans (${result.error?.message ?? 'export failed'}). Is it running, and is the URL right?`);
+        }
       }
-    }
+    },
+    close: () => exporter.shutdown(),
+  };
+}
+
+/**
+ * Send spans once: resolves when the receiver accepted them, throws McptapError with a plain sentence when it
+ * did not.
+ */
+export async function sendSpans(endpoint: string, list: readonly SpanData[], timeoutMs = 10_000): Promise<void> {
+  const sender = await openSpanSender(endpoint, timeoutMs);
+  try {
+    await sender.send(list);
   } finally {
-    await exporter.shutdown();
+    await sender.close();
   }
 }
 

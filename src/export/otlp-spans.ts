@@ -29,7 +29,7 @@ import type {
   RequestRecord,
   ResponseRecord,
 } from '../log/schema.js';
-import type { Trace } from '../trace/link.js';
+import type { ToolRoundTrip, Trace, TraceTurn } from '../trace/link.js';
 import { asObject, asString } from '../protocols/mcp.js';
 import { parseRawObject } from '../log/reader.js';
 
@@ -398,62 +398,93 @@ export function buildSpans(records: readonly LogRecord[], trace?: Trace): SpanDa
 
 function joinTrace(spans: SpanData[], trace: Trace): void {
   const byId = new Map(spans.map((s) => [s.spanId, s]));
-  // Turns: one trace per user turn, rooted in a span that covers the whole turn.
+  const join: SpanJoin = {
+    at: (spanId, change) => {
+      const s = byId.get(spanId);
+      if (s && change) change(s);
+    },
+    traceOf: (spanId) => byId.get(spanId)?.traceId,
+  };
+  // The turns first: a round trip joins the trace its LLM call has in its turn.
   for (const turn of trace.turns) {
-    const first = turn.exchanges[0];
-    if (first === undefined) continue;
-    const traceId = hex(`turn\u0000${turn.session}\u0000${first}`, 32);
-    const rootId = hex(`turn-span\u0000${turn.session}\u0000${first}`, 16);
-    spans.push({
-      traceId,
-      spanId: rootId,
-      name: `turn ${turn.turn}`,
-      kind: 'internal',
-      startTime: turn.time,
-      endTime: turn.endTime,
-      attributes: {
-        'gen_ai.operation.name': 'invoke_agent',
-        'mcptap.turn': turn.turn,
-        'mcptap.llm_calls': turn.llmCalls,
-        'mcptap.tool_calls': turn.toolCalls,
-        ...(turn.model !== null ? { 'gen_ai.request.model': turn.model } : {}),
-      },
-      status: { code: 'unset' },
-      events: [],
-      links: [],
-      resource: { label: turn.label, session: turn.session, channel: turn.channel },
-    });
-    for (const exchange of turn.exchanges) {
-      const s = byId.get(llmSpanId(turn.session, exchange));
-      if (!s) continue;
+    const root = joinTurn(turn, join);
+    if (root) spans.push(root);
+  }
+  for (const trip of trace.roundTrips) joinTrip(trip, join);
+}
+
+/**
+ * How the trace reaches the spans it changes, whether they are all there (`buildSpans`) or stream by
+ * (otlp-stream.ts): `at` is told about every span a turn or round trip settles, with the change to make, if any.
+ */
+export interface SpanJoin {
+  at(spanId: string, change?: (span: SpanData) => void): void;
+  /** The trace id of the span, as the turns have left it; undefined when there is no such span. */
+  traceOf(spanId: string): string | undefined;
+}
+
+/** A turn: one trace for its LLM calls, under a span of its own (returned) that covers the whole turn. */
+export function joinTurn(turn: TraceTurn, join: SpanJoin): SpanData | undefined {
+  const first = turn.exchanges[0];
+  if (first === undefined) return undefined;
+  const traceId = hex(`turn\u0000${turn.session}\u0000${first}`, 32);
+  const rootId = hex(`turn-span\u0000${turn.session}\u0000${first}`, 16);
+  for (const exchange of turn.exchanges) {
+    join.at(llmSpanId(turn.session, exchange), (s) => {
       s.traceId = traceId;
       s.parentSpanId = rootId;
-    }
+    });
   }
-  // Round trips: the MCP call joins the trace of the LLM call that asked for it.
-  for (const trip of trace.roundTrips) {
-    if (!trip.llm || !trip.mcp) continue;
-    const llm = byId.get(llmSpanId(trip.llm.session, trip.llm.exchange));
-    const mcp = byId.get(mcpSpanId(trip.mcp.session, trip.mcp.seq));
-    if (!llm || !mcp) continue;
-    if (trip.llm.toolCallId !== null) mcp.attributes['gen_ai.tool.call.id'] = trip.llm.toolCallId;
+  return {
+    traceId,
+    spanId: rootId,
+    name: `turn ${turn.turn}`,
+    kind: 'internal',
+    startTime: turn.time,
+    endTime: turn.endTime,
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'mcptap.turn': turn.turn,
+      'mcptap.llm_calls': turn.llmCalls,
+      'mcptap.tool_calls': turn.toolCalls,
+      ...(turn.model !== null ? { 'gen_ai.request.model': turn.model } : {}),
+    },
+    status: { code: 'unset' },
+    events: [],
+    links: [],
+    resource: { label: turn.label, session: turn.session, channel: turn.channel },
+  };
+}
+
+/** A round trip: the MCP call (and its rounds) joins the trace of the LLM call that asked for it. */
+export function joinTrip(trip: ToolRoundTrip, join: SpanJoin): void {
+  if (!trip.mcp) return;
+  const { session, seq } = trip.mcp;
+  const rounds = (trip.mcp.rounds ?? []).map((round) => roundSpanId(session, round.seq));
+  const llmId = trip.llm ? llmSpanId(trip.llm.session, trip.llm.exchange) : undefined;
+  const llmTrace = llmId !== undefined ? join.traceOf(llmId) : undefined;
+  if (llmId === undefined || llmTrace === undefined) {
+    join.at(mcpSpanId(session, seq));
+    for (const id of rounds) join.at(id);
+    return;
+  }
+  const fedId = trip.fedBackIn ? llmSpanId(trip.fedBackIn.session, trip.fedBackIn.exchange) : undefined;
+  const fedTrace = fedId !== undefined ? join.traceOf(fedId) : undefined;
+  const toolCallId = trip.llm!.toolCallId;
+  join.at(mcpSpanId(session, seq), (mcp) => {
+    if (toolCallId !== null) mcp.attributes['gen_ai.tool.call.id'] = toolCallId;
+    const traced = mcp.attributes['mcptap.traceparent'] !== undefined;
     // The rounds of a multi-round-trip call go with it into the LLM call's trace.
-    if (trip.mcp.rounds) for (const round of trip.mcp.rounds) {
-      const child = byId.get(roundSpanId(trip.mcp.session, round.seq));
-      if (child && mcp.attributes['mcptap.traceparent'] === undefined) child.traceId = llm.traceId;
-    }
+    for (const id of rounds) join.at(id, traced ? undefined : (child) => (child.traceId = llmTrace));
     if (trip.turn !== null) mcp.attributes['mcptap.turn'] = trip.turn;
-    if (mcp.attributes['mcptap.traceparent'] !== undefined) {
-      mcp.links.push({ traceId: llm.traceId, spanId: llm.spanId, attributes: { 'mcptap.link': 'model-tool-call' } });
+    if (traced) {
+      mcp.links.push({ traceId: llmTrace, spanId: llmId, attributes: { 'mcptap.link': 'model-tool-call' } });
     } else {
-      mcp.traceId = llm.traceId;
-      mcp.parentSpanId = llm.spanId;
+      mcp.traceId = llmTrace;
+      mcp.parentSpanId = llmId;
     }
-    if (trip.fedBackIn) {
-      const fed = byId.get(llmSpanId(trip.fedBackIn.session, trip.fedBackIn.exchange));
-      if (fed) mcp.links.push({ traceId: fed.traceId, spanId: fed.spanId, attributes: { 'mcptap.link': 'result-fed-back' } });
-    }
-  }
+    if (fedId !== undefined && fedTrace !== undefined) mcp.links.push({ traceId: fedTrace, spanId: fedId, attributes: { 'mcptap.link': 'result-fed-back' } });
+  });
 }
 
 /** `chat` for chat endpoints, `text_completion` for generate/completions, `embeddings`; else `chat`. */

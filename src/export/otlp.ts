@@ -12,9 +12,10 @@ import { resourceFromAttributes, type Resource } from '@opentelemetry/resources'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { Attributes, HrTime, Link, SpanContext } from '@opentelemetry/api';
 import type { LogRecord } from '../log/schema.js';
-import { linkTrace, type LinkOptions } from '../trace/link.js';
+import { isLlmCall, type LinkOptions } from '../trace/link.js';
 import { MCPTAP_VERSION } from '../version.js';
-import { buildSpans, type SpanAttributeValue, type SpanData } from './otlp-spans.js';
+import type { SpanAttributeValue, SpanData } from './otlp-spans.js';
+import { SPAN_BATCH, SpanStream, streamSpans } from './otlp-stream.js';
 import { Redactor } from '../log/redact.js';
 
 /** OpenTelemetry's SpanKind and SpanStatusCode numbers (from @opentelemetry/api; written out to avoid loading it). */
@@ -92,9 +93,56 @@ export function serializeOtlpJson(spans: readonly SpanData[]): string {
   return new TextDecoder().decode(bytes ?? new Uint8Array());
 }
 
-/** Records of one or more logs → OTLP/JSON, with tool round trips joined into their LLM calls' traces. */
+const HEAD = '{"resourceSpans":[';
+const TAIL = ']}';
+
+/**
+ * The `resourceSpans` entries of spans, as the text between the request's brackets ('' for none): one group per
+ * resource for each SPAN_BATCH of them, so what the serializer builds at once stays small.
+ */
+function resourceSpansJson(spans: readonly SpanData[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < spans.length; i += SPAN_BATCH) {
+    const text = serializeOtlpJson(spans.slice(i, i + SPAN_BATCH));
+    if (!text.startsWith(HEAD) || !text.endsWith(TAIL)) throw new Error(`unexpected OTLP/JSON from the serializer: ${text.slice(0, 40)}`);
+    if (text.length > HEAD.length + TAIL.length) parts.push(text.slice(HEAD.length, -TAIL.length));
+  }
+  return parts.join(',');
+}
+
+/**
+ * Records of one or more logs → OTLP/JSON, with tool round trips joined into their LLM calls' traces: the
+ * document `writeOtlp` writes, as one string.
+ */
 export function formatOtlp(records: readonly LogRecord[], options: LinkOptions = {}): string {
-  return serializeOtlpJson(buildSpans(records, linkTrace(records, options)));
+  const stream = new SpanStream({ ...options, haveLlm: options.haveLlm ?? records.some(isLlmCall) });
+  const parts: string[] = [];
+  const add = (spans: SpanData[]): void => {
+    const text = resourceSpansJson(spans);
+    if (text !== '') parts.push(text);
+  };
+  for (const r of records) add(stream.push(r));
+  add(stream.end());
+  return `${HEAD}${parts.join(',')}${TAIL}`;
+}
+
+/**
+ * The OTLP/JSON document of a stream of records, written as the spans become final: one ExportTraceServiceRequest
+ * whose `resourceSpans` come in batches (a resource appears once in each batch it has spans in), with only the
+ * linker's window in memory. Nothing is written for a stream without records (that is an error).
+ */
+export async function writeOtlp(records: AsyncIterable<LogRecord>, out: { write(text: string): Promise<void> }, options: LinkOptions = {}): Promise<{ records: number; spans: number }> {
+  let parts = 0;
+  const done = await streamSpans(
+    records,
+    async (batch) => {
+      const text = resourceSpansJson(batch);
+      if (text !== '') await out.write(`${parts++ === 0 ? HEAD : ','}${text}`);
+    },
+    options,
+  );
+  if (done.records > 0) await out.write(`${parts === 0 ? HEAD : ''}${TAIL}\n`);
+  return done;
 }
 
 /** Epoch milliseconds (fractions kept to the microsecond) as OpenTelemetry's [seconds, nanoseconds]. */
