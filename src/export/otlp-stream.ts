@@ -150,15 +150,17 @@ function awaitsTrace(span: SpanData): boolean {
   return a['mcp.method.name'] === 'tools/call' && a['mcptap.direction'] === 'c2s';
 }
 
-/** Every span of a stream of records, a batch at a time to `take` (each awaited before more is read). */
+/**
+ * Every span of a stream of records, at most SPAN_BATCH at a time to `take` (each awaited before more is read or
+ * taken: what the window held at the end is written a batch at a time, not all at once).
+ */
 export async function streamSpans(records: AsyncIterable<LogRecord>, take: (batch: SpanData[]) => Promise<void>, options: LinkOptions = {}): Promise<{ records: number; spans: number }> {
   const stream = new SpanStream(options);
   let n = 0;
   let spans = 0;
-  const hand = async (batch: SpanData[]): Promise<void> => {
-    if (batch.length === 0) return;
-    spans += batch.length;
-    await take(batch);
+  const hand = async (ready: SpanData[]): Promise<void> => {
+    spans += ready.length;
+    for (let i = 0; i < ready.length; i += SPAN_BATCH) await take(ready.slice(i, i + SPAN_BATCH));
   };
   for await (const r of records) {
     n++;
