@@ -50,6 +50,8 @@ async function* recordsOf(paths: readonly string[], files: readonly string[], op
     }
     yield record;
   }
+  // Once more at the end, before the commands write out what they held.
+  collect?.();
   skipped.finish();
   if (n === 0) throw emptyLogs(paths, skipped.total);
 }
