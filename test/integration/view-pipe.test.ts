@@ -29,4 +29,22 @@ describe('a view whose reader goes away', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
   });
+
+  it('reads to the end into a pipe with nothing on stderr', async () => {
+    const dir = tempDir('mcptap-view-slow-');
+    const lines = readFileSync(ROUNDTRIP, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { time: number; session: string; exchange?: string });
+    const copies = Array.from({ length: 400 }, (_, n) => lines.map((r) => JSON.stringify({ ...r, time: r.time + n * 2000, session: `${r.session}-${n}`, ...(r.exchange ? { exchange: `${r.exchange}-${n}` } : {}) })).join('\n'));
+    writeFileSync(join(dir, 'big.ndjson'), `${copies.join('\n')}\n`);
+    // A shell's pipe (not the socket pair spawn gives): mcptap waits for it to drain after every chunk it writes.
+    const child = spawn('/bin/sh', ['-c', '"$0" "$1" view --no-color "$2" | wc -c', process.execPath, BIN, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    // Once, each drain's error listener stayed: past ten, Node warned of a leak (MaxListenersExceededWarning).
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(Number(stdout.trim())).toBeGreaterThan(1_000_000);
+  });
 });
