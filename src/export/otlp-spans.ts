@@ -110,6 +110,7 @@ export class SpanBuilder {
   private readonly open = new Map<string, OpenRequest>();
   private readonly bySeq = new Map<string, OpenRequest>();
   private readonly llmRequests = new Map<string, LlmRequestRecord>();
+  /** The revision `initialize` agreed, by session: held for the newest sessions only, so a long log's sessions cost nothing. */
   private readonly protocolVersions = new Map<string, string>();
   /** Multi-round-trip calls whose last round is still to come, by session and the seq of their first request. */
   private readonly calls = new Map<string, { first: OpenRequest; rounds: number }>();
@@ -187,7 +188,7 @@ export class SpanBuilder {
   private response(r: ResponseRecord): SpanData[] {
     if (r.method === 'initialize') {
       const version = asString(asObject(parseRawObject(r.raw)?.result)?.protocolVersion);
-      if (version !== undefined) this.protocolVersions.set(r.session, version);
+      if (version !== undefined) this.remember(this.protocolVersions, r.session, version);
     }
     // The request the tap paired it with (stateless HTTP reuses ids across exchanges); else the same id, the
     // other way, for a log that does not say.
