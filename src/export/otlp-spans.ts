@@ -102,6 +102,13 @@ interface OpenRequest {
 }
 
 /**
+ * What is remembered of sessions and HTTP exchanges (their revision, their Mcp-Session-Id) is kept for this many
+ * of the newest, whatever `maxOpen` says: nothing closes them, so a streamed export of a long log would grow
+ * with its sessions and exchanges.
+ */
+const MAX_RECENT = 10_000;
+
+/**
  * Builds spans from records as they come (in time order): a span is complete when its request is answered (or
  * declared pending, or the builder ends). Used record by record by the live exporter and over a whole log by
  * `buildSpans`.
@@ -110,7 +117,7 @@ export class SpanBuilder {
   private readonly open = new Map<string, OpenRequest>();
   private readonly bySeq = new Map<string, OpenRequest>();
   private readonly llmRequests = new Map<string, LlmRequestRecord>();
-  /** The revision `initialize` agreed, by session: held for the newest sessions only, so a long log's sessions cost nothing. */
+  /** The revision `initialize` agreed, by session (the newest MAX_RECENT sessions). */
   private readonly protocolVersions = new Map<string, string>();
   /** Multi-round-trip calls whose last round is still to come, by session and the seq of their first request. */
   private readonly calls = new Map<string, { first: OpenRequest; rounds: number }>();
@@ -144,12 +151,12 @@ export class SpanBuilder {
         return [this.llmSpan(r)];
       case 'http-request': {
         const sid = r.headers['mcp-session-id'];
-        if (sid !== undefined) this.remember(this.mcpSessionIds, `${r.label}\u0000${r.exchange}`, Array.isArray(sid) ? sid[0]! : sid);
+        if (sid !== undefined) this.remember(this.mcpSessionIds, `${r.label}\u0000${r.exchange}`, Array.isArray(sid) ? sid[0]! : sid, MAX_RECENT);
         return [];
       }
       case 'http-response': {
         const sid = r.headers['mcp-session-id'];
-        if (sid !== undefined) this.remember(this.mcpSessionIds, `${r.label}\u0000${r.exchange}`, Array.isArray(sid) ? sid[0]! : sid);
+        if (sid !== undefined) this.remember(this.mcpSessionIds, `${r.label}\u0000${r.exchange}`, Array.isArray(sid) ? sid[0]! : sid, MAX_RECENT);
         return [];
       }
       default:
@@ -188,7 +195,7 @@ export class SpanBuilder {
   private response(r: ResponseRecord): SpanData[] {
     if (r.method === 'initialize') {
       const version = asString(asObject(parseRawObject(r.raw)?.result)?.protocolVersion);
-      if (version !== undefined) this.remember(this.protocolVersions, r.session, version);
+      if (version !== undefined) this.remember(this.protocolVersions, r.session, version, MAX_RECENT);
     }
     // The request the tap paired it with (stateless HTTP reuses ids across exchanges); else the same id, the
     // other way, for a log that does not say.
@@ -374,9 +381,9 @@ export class SpanBuilder {
     };
   }
 
-  private remember<V>(map: Map<string, V>, key: string, value: V): void {
+  private remember<V>(map: Map<string, V>, key: string, value: V, max = this.maxOpen): void {
     map.set(key, value);
-    if (map.size > this.maxOpen) map.delete(map.keys().next().value as string);
+    if (map.size > max) map.delete(map.keys().next().value as string);
   }
 }
 
