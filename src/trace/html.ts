@@ -52,15 +52,24 @@ export interface HtmlPage {
   drawn: Timeline;
   /** Arrows of the logs not drawn. */
   moreSteps: number;
+  /** Sessions, turns and round trips of the logs that the page's tables leave out (a stream's page lists the first). */
+  left?: { sessions: number; turns: number; roundTrips: number; byLabel?: ReadonlyMap<string, { sessions: number; records: number }> };
 }
 
 /** The page of HtmlPage; formatHtml for records in memory, writeHtmlView (write-view.ts) for a stream. */
 export function htmlPage(page: HtmlPage): string {
+  return [...htmlPageParts(page)].join('');
+}
+
+/** The page of HtmlPage in parts, so that a stream's page is written without being one string first. */
+export function* htmlPageParts(page: HtmlPage): Generator<string> {
   const { items, trace, drawn } = page;
+  const left = page.left ?? { sessions: 0, turns: 0, roundTrips: 0 };
+  const sessionCount = trace.sessions.length + left.sessions;
   const title = page.title ?? 'mcptap trace';
   const summary = formatRoundTripSummary(trace, { color: false });
   const span = items.first !== undefined && items.last !== undefined ? `${new Date(items.first).toISOString()} – ${new Date(items.last).toISOString()} (${((items.last - items.first) / 1000).toFixed(3)} s)` : 'no records';
-  return `<!doctype html>
+  yield `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -71,15 +80,17 @@ export function htmlPage(page: HtmlPage): string {
 </head>
 <body>
 <header><h1>${esc(title)}</h1>
-<p class="meta">${items.total} records from ${trace.sessions.length} session${trace.sessions.length === 1 ? '' : 's'} · ${esc(span)}</p></header>
-<section id="sessions"><h2>Sessions</h2>${sessionsTable(trace)}</section>
-<section id="round-trips"><h2>Tool round trips</h2>${roundTripTable(trace)}</section>
+<p class="meta">${items.total} records from ${sessionCount} session${sessionCount === 1 ? '' : 's'} · ${esc(span)}</p></header>
+<section id="sessions"><h2>Sessions</h2>${more(left.sessions, 'sessions', 'mcptap view --format json')}${sessionsTable(trace, left.byLabel)}</section>
+<section id="round-trips"><h2>Tool round trips</h2>${more(left.roundTrips, 'round trips', 'mcptap view')}${roundTripTable(trace)}</section>
 ${trace.diagnostics.length > 0 ? `<section id="findings"><h2>Findings</h2><ul>${trace.diagnostics.map((d) => `<li class="${d.level}"><b>${esc(d.code)}</b> ${esc(d.msg)}</li>`).join('')}</ul></section>` : ''}
 <section id="diagram"><h2>Sequence diagram</h2>${more(page.moreSteps, 'arrows', 'mcptap view --format mermaid')}<div class="svg-wrap">${renderSequenceSvg(drawn)}</div>
 <details><summary>Mermaid source</summary><pre>${esc(formatMermaid(drawn))}</pre></details></section>
 <section id="timeline"><h2>Timeline</h2><p class="hint">Every record of every log, merged by time. Open one to see its frame and the record.</p>
-<ol class="records">${items.html()}</ol>${more(items.total - items.shown, 'records', 'mcptap view')}</section>
-<section id="summary-text"><details><summary>Summary as text</summary><pre>${esc(summary.join('\n'))}</pre></details></section>
+<ol class="records">`;
+  yield* items.lines();
+  yield `</ol>${more(items.total - items.shown, 'records', 'mcptap view')}</section>
+<section id="summary-text"><details><summary>Summary as text</summary>${more(left.roundTrips + left.turns, 'round trips and turns', 'mcptap view')}<pre>${esc(summary.join('\n'))}</pre></details></section>
 </body>
 </html>
 `;
@@ -154,7 +165,7 @@ function more(left: number, what: string, command: string): string {
  * One row per label (a tap, so a server): an HTTP tap in front of an MCP server logs its exchanges (`http`) and
  * the MCP session they carry (`mcp-http`) as two sessions, which are one server to the reader.
  */
-function sessionsTable(trace: Trace): string {
+function sessionsTable(trace: Trace, leftByLabel?: ReadonlyMap<string, { sessions: number; records: number }>): string {
   if (trace.sessions.length === 0) return '<p>No sessions.</p>';
   const groups = new Map<string, Trace['sessions']>();
   for (const s of trace.sessions) {
@@ -165,8 +176,10 @@ function sessionsTable(trace: Trace): string {
   const unique = (values: (string | undefined)[]): string => [...new Set(values.filter((v): v is string => Boolean(v)))].join(', ');
   const rows = [...groups.values()].map((group) => {
     const who = unique(group.map((s) => (s.server ? `${s.server.name ?? ''} ${s.server.version ?? ''}${s.protocolVersion ? ` (${s.protocolVersion})` : ''}${s.client?.name ? `, client ${s.client.name} ${s.client.version ?? ''}` : ''}`.trim() : (s.models ?? []).join(', '))));
-    const records = group.reduce((n, s) => n + s.records, 0);
-    return `<tr><td>${esc(group[0]!.label)}</td><td>${esc(unique(group.map((s) => s.role)))}</td><td>${esc(unique(group.map((s) => s.channel)))}</td><td>${esc(who)}</td><td>${esc(unique(group.flatMap((s) => s.tools ?? [])))}</td><td>${records}</td><td>${group.map((s) => `<code>${esc(s.session)}</code>`).join(' ')}</td></tr>`;
+    const left = leftByLabel?.get(group[0]!.label);
+    const records = group.reduce((n, s) => n + s.records, left?.records ?? 0);
+    const ids = group.map((s) => `<code>${esc(s.session)}</code>`).join(' ') + (left ? ` and ${left.sessions} more` : '');
+    return `<tr><td>${esc(group[0]!.label)}</td><td>${esc(unique(group.map((s) => s.role)))}</td><td>${esc(unique(group.map((s) => s.channel)))}</td><td>${esc(who)}</td><td>${esc(unique(group.flatMap((s) => s.tools ?? [])))}</td><td>${records}</td><td>${ids}</td></tr>`;
   });
   return `<table><thead><tr><th>label</th><th>role</th><th>channel</th><th>server / models</th><th>tools</th><th>records</th><th>session</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
@@ -237,10 +250,14 @@ export class RecordItems {
     this.items.push({ parts, warn: (r.level ?? 30) >= 40, json: this.budget > 0 ? this.json(r) : undefined });
   }
 
-  html(): string {
+  /** The list items, one after another (joined by `\n` in the page). */
+  *lines(): Generator<string> {
     const width = prettyLabelWidth(this.longestLabel);
     const left = `<p class="hint">Frame and record left out: this page already holds ${MAX_PAGE_JSON_CHARS / 1024 / 1024} MB of them. <code>mcptap view --format json</code> has every one.</p>`;
-    return this.items.map((item) => `<li${item.warn ? ' class="warn"' : ''}><details><summary>${esc(joinPretty(item.parts, width, PAGE_PRETTY))}</summary>${item.json ?? left}</details></li>`).join('\n');
+    for (let i = 0; i < this.items.length; i++) {
+      const item = this.items[i]!;
+      yield `${i > 0 ? '\n' : ''}<li${item.warn ? ' class="warn"' : ''}><details><summary>${esc(joinPretty(item.parts, width, PAGE_PRETTY))}</summary>${item.json ?? left}</details></li>`;
+    }
   }
 
   private json(r: LogRecord): string {

@@ -87,10 +87,17 @@ function noteFedInto(fedInto: Map<string, string[]>, t: ToolRoundTrip): void {
 class Cast {
   private readonly llmKeys = new Map<string, [string, string]>();
   private readonly servers = new Map<string, string>();
+  /** The serverInfo names of servers' first sessions that the linker let go before the end. */
+  private readonly named = new Map<string, string | undefined>();
 
   note(r: LogRecord): void {
     if (isLlm(r) && !this.llmKeys.has(llmId(r))) this.llmKeys.set(llmId(r), [r.label, r.channel]);
     if (isMcp(r) && !this.servers.has(`mcp:${r.label}`)) this.servers.set(`mcp:${r.label}`, r.session);
+  }
+
+  /** A session let go before the end: only a server's first session names it, so only that one is kept, by name. */
+  letGo(s: TraceSession): void {
+    if (this.servers.get(`mcp:${s.label}`) === s.session) this.named.set(s.session, s.server?.name);
   }
 
   /** Named by the API when there is one proxy, by the proxy's label when there are several; servers by serverInfo.name. */
@@ -106,7 +113,8 @@ class Cast {
       { id: 'host', name: 'Host / client', kind: 'host' },
     ];
     for (const [id, [label, channel]] of this.llmKeys) participants.push({ id, name: llmName(label, channel), kind: 'llm' });
-    const byServer = new Map(sessions.map((s) => [s.session, s.server?.name]));
+    const byServer = new Map(this.named);
+    for (const s of sessions) byServer.set(s.session, s.server?.name);
     for (const [id, session] of this.servers) participants.push({ id, name: byServer.get(session) ?? id.slice(4), kind: 'mcp' });
     return participants;
   }
@@ -275,6 +283,11 @@ export class TimelineStream {
   }
 
   /** Draw what is left; the participants who took part, named with the sessions the linker knows at the end. */
+  /** A session the linker let go before the end (TraceSink.session): what the participants need of it. */
+  letGo(s: TraceSession): void {
+    this.cast.letGo(s);
+  }
+
   end(sessions: readonly TraceSession[], used: ReadonlySet<string>): Participant[] {
     for (const key of [...this.held.keys()]) this.drawHeld(key, { prompt: undefined, last: false });
     this.release(true);

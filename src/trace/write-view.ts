@@ -12,7 +12,7 @@ import { joinPretty, prettyLabelWidth, prettyParts, type PrettyOptions } from '.
 import { SummaryTables } from './summary.js';
 import { arrowOf, timelineLine, TimelineStream, type Participant, type TimelineStep } from './timeline.js';
 import { aliasOf, mermaidParticipant, mermaidStep } from './mermaid.js';
-import { DEFAULT_HTML_MAX_RECORDS, DEFAULT_HTML_MAX_STEPS, htmlPage, RecordItems, type HtmlOptions } from './html.js';
+import { DEFAULT_HTML_MAX_RECORDS, DEFAULT_HTML_MAX_STEPS, htmlPageParts, RecordItems, type HtmlOptions } from './html.js';
 
 /** Where a view's lines go (cli/output.ts), and how a line is fitted to the terminal. */
 export interface LineSink {
@@ -136,9 +136,8 @@ class StepSpool {
 async function streamSteps(records: AsyncIterable<LogRecord>, options: WriteViewOptions, more: { roundTrip?: (t: ToolRoundTrip) => void; turn?: (t: TraceTurn) => void } = {}): Promise<{ spool: StepSpool; end: LinkEnd; participants: Participant[]; records: number }> {
   const spool = new StepSpool();
   const timeline = new TimelineStream(spool.add);
-  const letGo: TraceSession[] = [];
   const linker = new TraceLinker(options.link, {
-    session: (s) => letGo.push(s),
+    session: (s) => timeline.letGo(s),
     roundTrip: (trip) => {
       more.roundTrip?.(trip);
       timeline.roundTrip(trip);
@@ -155,7 +154,7 @@ async function streamSteps(records: AsyncIterable<LogRecord>, options: WriteView
     linker.push(r);
   }
   const end = linker.end();
-  const participants = timeline.end([...letGo, ...end.sessions], spool.used);
+  const participants = timeline.end(end.sessions, spool.used);
   return { spool, end, participants, records: n };
 }
 
@@ -208,17 +207,21 @@ export async function writeHtmlView(records: AsyncIterable<LogRecord>, out: Line
     if (steps.length < maxSteps) steps.push(s);
     else moreSteps++;
   });
-  const turns: TraceTurn[] = [];
-  const roundTrips: ToolRoundTrip[] = [];
-  const letGo: TraceSession[] = [];
+  // The page's tables list the first rows of each kind, and say how many more the logs hold.
+  const sessions = new PageSessions(HTML_MAX_SESSIONS);
+  const turns = new FirstRows<TraceTurn>(HTML_MAX_TRIPS);
+  const roundTrips = new FirstRows<ToolRoundTrip>(HTML_MAX_TRIPS);
   const linker = new TraceLinker(options.link, {
-    session: (s) => letGo.push(s),
+    session: (s) => {
+      sessions.add(s);
+      timeline.letGo(s);
+    },
     roundTrip: (trip) => {
-      roundTrips.push(trip);
+      roundTrips.add(trip);
       timeline.roundTrip(trip);
     },
     turn: (turn) => {
-      turns.push(turn);
+      turns.add(turn);
       timeline.turn(turn);
     },
   });
@@ -228,9 +231,56 @@ export async function writeHtmlView(records: AsyncIterable<LogRecord>, out: Line
     linker.push(r);
   }
   const end = linker.end();
-  const sessions = [...letGo, ...end.sessions];
-  const participants = timeline.end(sessions, used);
-  const trace = { sessions, turns, roundTrips, diagnostics: end.diagnostics };
-  await out.write(htmlPage({ title: options.title, items, trace, drawn: { participants, steps }, moreSteps }));
+  for (const s of end.sessions) sessions.add(s);
+  const participants = timeline.end(end.sessions, used);
+  const trace = { sessions: sessions.rows, turns: turns.rows, roundTrips: roundTrips.rows, diagnostics: end.diagnostics };
+  const left = { sessions: sessions.left, turns: turns.left, roundTrips: roundTrips.left, byLabel: sessions.leftByLabel };
+  // Written in parts of about 64 K characters: the page of a big log is megabytes, and one string of it was a copy more.
+  let part = '';
+  for (const piece of htmlPageParts({ title: options.title, items, trace, drawn: { participants, steps }, moreSteps, left })) {
+    part += piece;
+    if (part.length < 65_536) continue;
+    await out.write(part);
+    part = '';
+  }
+  if (part !== '') await out.write(part);
   return { ...end, records: items.total };
+}
+
+/** Most sessions, and most round trips and turns, one page's tables list (a log of thousands stays one page). */
+const HTML_MAX_SESSIONS = 1000;
+const HTML_MAX_TRIPS = 2000;
+
+/** The first `max` of a stream of rows, and how many came after them. */
+class FirstRows<T> {
+  readonly rows: T[] = [];
+  left = 0;
+
+  constructor(private readonly max: number) {}
+
+  add(row: T): void {
+    if (this.rows.length < this.max) this.rows.push(row);
+    else this.left++;
+  }
+}
+
+/** FirstRows of sessions, but a server's first session always (one row per server), and what is left out by server. */
+class PageSessions extends FirstRows<TraceSession> {
+  private readonly labels = new Set<string>();
+  readonly leftByLabel = new Map<string, { sessions: number; records: number }>();
+
+  override add(s: TraceSession): void {
+    if (!this.labels.has(s.label)) {
+      this.labels.add(s.label);
+      this.rows.push(s);
+      return;
+    }
+    const before = this.left;
+    super.add(s);
+    if (this.left === before) return;
+    const left = this.leftByLabel.get(s.label) ?? { sessions: 0, records: 0 };
+    left.sessions++;
+    left.records += s.records;
+    this.leftByLabel.set(s.label, left);
+  }
 }
