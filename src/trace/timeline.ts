@@ -282,12 +282,12 @@ export class TimelineStream {
     this.release(false);
   }
 
-  /** Draw what is left; the participants who took part, named with the sessions the linker knows at the end. */
   /** A session the linker let go before the end (TraceSink.session): what the participants need of it. */
   letGo(s: TraceSession): void {
     this.cast.letGo(s);
   }
 
+  /** Draw what is left; the participants who took part, named with the sessions the linker knows at the end. */
   end(sessions: readonly TraceSession[], used: ReadonlySet<string>): Participant[] {
     for (const key of [...this.held.keys()]) this.drawHeld(key, { prompt: undefined, last: false });
     this.release(true);
