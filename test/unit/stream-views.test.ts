@@ -100,5 +100,14 @@ describe('view --format html of a log of thousands of sessions', () => {
     expect(row('everything')).toContain(`<td>${1100 * one.length}</td>`);
     expect(row('everything')).toContain(' and 100 more</td>');
     expect(row('late')).toContain(`<td>${one.length}</td>`);
+    // A server is named by its first session, which the linker let go long before the end.
+    const participants = async (records: LogRecord[]): Promise<string[]> => {
+      const out = collector();
+      await writeMermaidView(stream(records), out, { link: {} });
+      return out.text.split('\n').filter((l) => l.trimStart().startsWith('participant'));
+    };
+    const named = (await participants(one)).find((l) => !/User|Host/.test(l));
+    expect(named).toBeDefined();
+    expect(await participants(copies.flat())).toContain(named);
   });
 });
