@@ -2,6 +2,11 @@
 import { spawn } from 'node:child_process';
 
 const separator = process.argv.indexOf('--');
+// Without `--` the slice would start at node itself, and the relay would spawn itself without end.
+if (separator === -1 || separator === process.argv.length - 1) {
+  process.stderr.write('usage: node bench/bare-relay.mjs -- COMMAND [ARGS...]\n');
+  process.exit(2);
+}
 const [command, ...args] = process.argv.slice(separator + 1);
 const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
 process.stdin.pipe(child.stdin);
