@@ -10,19 +10,13 @@ export class HeldRecords {
   records: LogRecord[] = [];
   private bytes: number[] = [];
   private total = 0;
-  /** Records let go (the oldest first) to stay within the bounds, and the bytes of their lines. */
-  leftOut = 0;
+  /** Bytes of the lines of records let go (the oldest first) to stay within the bounds. */
   leftOutBytes = 0;
 
   constructor(
     readonly maxRecords: number,
     readonly maxBytes: number,
   ) {}
-
-  /** Bytes of log lines held. */
-  get heldBytes(): number {
-    return this.total;
-  }
 
   /**
    * Take one look's records (several files, each in file order), put in time order in place; keep the list
@@ -61,6 +55,5 @@ export class HeldRecords {
     this.bytes = this.bytes.slice(drop);
     this.leftOutBytes += this.total - total;
     this.total = total;
-    this.leftOut += drop;
   }
 }
