@@ -1,12 +1,7 @@
 /**
- * The spans of records as they stream by (otlp-spans.ts), joined into the trace the streaming linker
- * (trace/linker.ts) finds as it goes, and handed on in batches once nothing the linker will still say can change
- * them: `export --format otlp` holds the linker's window and the spans in it, not the log.
- *
- * An LLM call whose request was seen waits for its turn (the linker puts each such call in one); a `tools/call`
- * the client sent, and its rounds, for its round trip; every other span is final when built. A round trip is
- * joined once the LLM calls it names have had their turns (as buildSpans joins every turn first); a turn or round
- * trip that comes before its span (an answer later than the window) waits for the span instead.
+ * The spans of records as they stream by (otlp-spans.ts), joined into the trace the streaming linker finds, and
+ * handed on in batches once nothing it will still say can change them: the export holds the linker's window, not
+ * the log. An LLM call waits for its turn, a client's `tools/call` for its round trip; other spans are final at once.
  */
 import type { LogRecord } from '../log/schema.js';
 import type { LinkOptions, ToolRoundTrip, TraceTurn } from '../trace/link.js';
@@ -127,6 +122,7 @@ export class SpanStream {
     this.joinOrWait({ trip, names: names.filter((id): id is string => typeof id === 'string') });
   }
 
+  /** A round trip is joined once the LLM calls it names have had their turns, as buildSpans joins every turn first. */
   private joinOrWait(w: WaitingTrip): void {
     if (w.names.some((id) => this.held.has(id))) this.waiting.push(w);
     else joinTrip(w.trip, this.join);

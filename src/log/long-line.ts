@@ -1,9 +1,7 @@
 /**
- * A log line too long to hold, read as it streams by: its record's text is kept, except the frame (`raw`: a
- * JSON string, or in format v2 the JSON itself), of which only the head is kept, as a JSON string, the record
- * marked `truncated` as the writer marks a frame it cut. For readers that do not print frames (reader.ts,
- * `slim`): a 200 MB frame then costs them its head, not the line's text several times over. Pure: bytes in,
- * the line's reduced text out.
+ * A log line too long to hold, read as it streams by: the record's text is kept, but of its frame (`raw`) only
+ * the head, as a JSON string, the record marked `truncated` as the writer marks a frame it cut. For readers that
+ * print no frames (reader.ts, `slim`). Pure: bytes in, the line's reduced text out.
  */
 
 /** Bytes of a frame kept: the writer's default cap (`--max-body`). */
