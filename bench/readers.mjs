@@ -1,6 +1,6 @@
-// The reading commands on logs of real size: peak memory (max RSS) and wall time of `view`, `check`,
-// `export --format har` and `export --format otlp` on one big log and on a folder of many small ones, each
-// command a fresh process.
+// The reading commands on logs of real size: peak memory (max RSS) and wall time of `view`, `view --format
+// html`, `check`, `export --format har` and `export --format otlp` on one big log and on a folder of many small
+// ones, each command a fresh process.
 //
 //   node bench/readers.mjs [--size-mb 1024] [--logs 1000] [--keep]
 //
@@ -75,6 +75,7 @@ try {
   ];
   const commands = [
     ['view', (p) => ['view', '--no-color', p]],
+    ['view html', (p) => ['view', '--format', 'html', '-o', join(dir, 'out.html'), p]],
     ['check', (p) => ['check', '--no-color', p]],
     ['export har', (p) => ['export', '--format', 'har', '-o', join(dir, 'out.har'), p]],
     ['export otlp', (p) => ['export', '--format', 'otlp', '-o', join(dir, 'out.json'), p]],

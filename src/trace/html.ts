@@ -21,13 +21,13 @@ const MAX_JSON_CHARS = 64 * 1024;
 const MAX_PAGE_JSON_CHARS = 16 * 1024 * 1024;
 
 /** Defaults for how much one page holds: a browser stays usable, the rest is a `mcptap view` away. */
-export const DEFAULT_HTML_MAX_RECORDS = 5000;
+export const DEFAULT_HTML_MAX_RECORDS = 1000;
 export const DEFAULT_HTML_MAX_STEPS = 400;
 
 export interface HtmlOptions {
   /** Page title; defaults to "mcptap trace". */
   title?: string;
-  /** Show at most this many records in the timeline (default 5000). */
+  /** Show at most this many records in the timeline (default 1000). */
   maxRecords?: number;
   /** Draw at most this many arrows in the diagram (default 400). */
   maxSteps?: number;

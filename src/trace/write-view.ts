@@ -248,8 +248,8 @@ export async function writeHtmlView(records: AsyncIterable<LogRecord>, out: Line
 }
 
 /** Most sessions, and most round trips and turns, one page's tables list (a log of thousands stays one page). */
-const HTML_MAX_SESSIONS = 1000;
-const HTML_MAX_TRIPS = 2000;
+const HTML_MAX_SESSIONS = 250;
+const HTML_MAX_TRIPS = 500;
 
 /** The first `max` of a stream of rows, and how many came after them. */
 class FirstRows<T> {
