@@ -86,7 +86,10 @@ export interface CheckReport {
   sessions: SessionSummary[];
   /** Sessions that passed, per server, folded to bound the memory of a log of thousands (absent when none were). */
   folded?: FoldedSessions[];
+  /** What was found, in time order: the first MAX_KEPT_FINDINGS of each signal. */
   findings: Finding[];
+  /** Findings past those, counted by signal (absent when none were): a flood of them stays a count. */
+  more?: Partial<Record<CheckSignal, number>>;
   failOn: CheckSignal[];
   /** True when a finding's signal is one of `failOn`. */
   failed: boolean;
@@ -129,6 +132,13 @@ function checking(checker: Checker, linker: TraceLinker): (r: LogRecord) => void
   };
 }
 
+/** What a finding about an unanswered request says of it (the request itself, its frame, is not held). */
+type OpenRequest = Pick<Extract<LogRecord, { kind: 'request' }>, 'session' | 'label' | 'seq' | 'time' | 'dir' | 'method' | 'tool' | 'id'>;
+
+function openRequest(r: Extract<LogRecord, { kind: 'request' }>): OpenRequest {
+  return { session: r.session, label: r.label, seq: r.seq, time: r.time, dir: r.dir, method: r.method, tool: r.tool, id: r.id };
+}
+
 /** Key of a request within its session's log. */
 function key(session: string, seq: number): string {
   return `${session}#${seq}`;
@@ -141,12 +151,14 @@ function key(session: string, seq: number): string {
 export class Checker {
   private readonly failOn: CheckSignal[];
   private readonly findings: Finding[] = [];
+  private readonly kept: Record<CheckSignal, number> = { start: 0, errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 };
+  private readonly more: Partial<Record<CheckSignal, number>> = {};
   private readonly sessions = new Map<string, SessionSummary>();
   /**
    * Requests not yet answered, by (session, seq), in the order sent; `settled` once cancelled (no answer is
    * due, but the `pending` record that may follow is about a request the log holds).
    */
-  private readonly open = new Map<string, { request: Extract<LogRecord, { kind: 'request' }>; settled: boolean }>();
+  private readonly open = new Map<string, { request: OpenRequest; settled: boolean }>();
   private readonly starts = new StartFailures();
   private readonly maxSessions: number;
   /** Sessions whose `exit` or `close` was read, by its time, until they are folded or kept for good. */
@@ -166,7 +178,7 @@ export class Checker {
     switch (r.kind) {
       case 'request':
         s.requests++;
-        this.open.set(key(r.session, r.seq), { request: r, settled: false });
+        this.open.set(key(r.session, r.seq), { request: openRequest(r), settled: false });
         // Headers that disagree with the body: the server rejects the request (2026-07-28, -32020).
         if (r.headerMismatch) this.find('invalid', r, r.msg);
         break;
@@ -253,7 +265,8 @@ export class Checker {
     }
     this.findings.sort((a, b) => a.time - b.time);
     const folded = this.folded.size > 0 ? { folded: [...this.folded.values()] } : {};
-    return { sessions: [...this.sessions.values()], ...folded, findings: this.findings, failOn: this.failOn, failed: this.findings.some((f) => this.failOn.includes(f.signal)) };
+    const more = Object.keys(this.more).length > 0 ? { more: this.more } : {};
+    return { sessions: [...this.sessions.values()], ...folded, findings: this.findings, ...more, failOn: this.failOn, failed: this.findings.some((f) => this.failOn.includes(f.signal)) };
   }
 
   private summary(r: LogRecord): SessionSummary {
@@ -268,9 +281,17 @@ export class Checker {
   private find(signal: CheckSignal, r: { session: string; label?: string; seq?: number; time: number }, message: string): void {
     const s = this.sessions.get(r.session);
     if (s) s.counts[signal]++;
+    if (this.kept[signal] === MAX_KEPT_FINDINGS) {
+      this.more[signal] = (this.more[signal] ?? 0) + 1;
+      return;
+    }
+    this.kept[signal]++;
     this.findings.push({ signal, session: r.session, label: r.label ?? s?.label ?? r.session, ...(r.seq !== undefined ? { seq: r.seq } : {}), time: r.time, message });
   }
 }
+
+/** Most findings of one signal kept with their sentences; the rest are counted (CheckReport.more). */
+export const MAX_KEPT_FINDINGS = 1000;
 
 /** Most session summaries held before clean ones that ended long ago are folded (a log of thousands of sessions). */
 export const MAX_HELD_SESSIONS = 1000;
@@ -346,6 +367,7 @@ const MAX_SESSIONS = 8;
 export function formatCheckSummary(report: CheckReport, options: { color?: boolean } = {}): string {
   const paint = (code: number, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
   const failing = report.findings.filter((f) => report.failOn.includes(f.signal));
+  const notKept = (failOn: boolean): number => CHECK_SIGNALS.filter((sig) => report.failOn.includes(sig) === failOn).reduce((n, sig) => n + (report.more?.[sig] ?? 0), 0);
   const lines: string[] = [];
   const folded = (report.folded ?? []).reduce((n, f) => n + f.sessions, 0);
   const total = report.sessions.length + folded;
@@ -371,9 +393,10 @@ export function formatCheckSummary(report: CheckReport, options: { color?: boole
       const msg = f.message.length > 160 ? `${f.message.slice(0, 159)}…` : f.message;
       lines.push(`  ${paint(31, f.signal.padEnd(10))} ${f.label}${f.seq !== undefined ? ` #${f.seq}` : ''}: ${msg}`);
     }
-    if (failing.length > MAX_LISTED) lines.push(`  … and ${failing.length - MAX_LISTED} more (mcptap view shows every record).`);
+    const more = failing.length + notKept(true) - MAX_LISTED;
+    if (more > 0) lines.push(`  … and ${more} more (mcptap view shows every record).`);
   }
-  const other = report.findings.length - failing.length;
+  const other = report.findings.length - failing.length + notKept(false);
   if (other) lines.push('', `${other} finding${other === 1 ? '' : 's'} of signals not in --fail-on (${[...new Set(report.findings.filter((f) => !report.failOn.includes(f.signal)).map((f) => f.signal))].join(', ')}).`);
   return `${lines.join('\n')}\n`;
 }
@@ -396,8 +419,10 @@ export function formatJunit(report: CheckReport): string {
         cases.push(`    <testcase classname="${classname}" name="${name}"><skipped message="not in --fail-on"/></testcase>`);
       } else if (found.length) {
         suiteFailures++;
-        const body = found.map((f) => `${f.seq !== undefined ? `#${f.seq} ` : ''}${f.message}`).join('\n');
-        cases.push(`    <testcase classname="${classname}" name="${name}"><failure type="${signal}" message="${xml(`${found.length} found`)}">${xml(body)}</failure></testcase>`);
+        const total = Math.max(found.length, s.counts[signal]);
+        const lines = found.map((f) => `${f.seq !== undefined ? `#${f.seq} ` : ''}${f.message}`);
+        if (total > found.length) lines.push(`… and ${total - found.length} more (mcptap view shows every record).`);
+        cases.push(`    <testcase classname="${classname}" name="${name}"><failure type="${signal}" message="${xml(`${total} found`)}">${xml(lines.join('\n'))}</failure></testcase>`);
       } else {
         cases.push(`    <testcase classname="${classname}" name="${name}"/>`);
       }

@@ -141,6 +141,8 @@ export async function writeHar(records: AsyncIterable<LogRecord>, out: { write(t
 
 /** How long after an exchange ended a record of it may still come (its LLM summary, a late MCP record). */
 const SETTLE_MS = 60_000;
+/** Records between looks for entries to hand on, however little time they span (a flood). */
+const SETTLE_EVERY = 4096;
 
 /** An entry made, waiting for the earlier ones (entries are in start order). */
 interface ReadyEntry {
@@ -156,15 +158,19 @@ export class HarBuilder {
   private ready: ReadyEntry[] = [];
   private now = -Infinity;
   private lastSettle = -Infinity;
+  private sinceSettle = 0;
   private ord = 0;
+  /** Whether an HTTP tap is in the logs yet: until one is, no exchange can start before the record read last. */
+  private sawHttp = false;
 
   /** Take one record; returns the entries now final (often none). */
   push(r: LogRecord): HarEntry[] {
     if (r.time > this.now) this.now = r.time;
     this.take(r);
-    // A look at what ended once a second of the stream, not at every record.
-    if (this.now - this.lastSettle < 1000) return [];
+    // A look at what ended once a second of the stream, or a few thousand records, not at every record.
+    if (this.now - this.lastSettle < 1000 && ++this.sinceSettle < SETTLE_EVERY) return [];
     this.lastSettle = this.now;
+    this.sinceSettle = 0;
     this.settle(false);
     return this.release(false);
   }
@@ -176,6 +182,7 @@ export class HarBuilder {
   }
 
   private take(r: LogRecord): void {
+    if ('exchange' in r || (r.kind === 'lifecycle' && r.event === 'listen')) this.sawHttp = true;
     switch (r.kind) {
       case 'lifecycle':
         if (r.event === 'listen' && r.target !== undefined) this.targets.set(r.label, r.target);
@@ -276,8 +283,9 @@ export class HarBuilder {
     let before = final ? Infinity : this.now;
     if (!final) {
       for (const p of this.exchanges.values()) before = Math.min(before, p.request?.time ?? p.llmRequest?.time ?? before);
+      if (this.sawHttp) before -= SETTLE_MS;
+      // A stdio call's entry starts at its request's record: no slack.
       for (const c of this.openCalls.values()) before = Math.min(before, c.request.time);
-      before -= SETTLE_MS;
     }
     this.ready.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2]);
     let n = 0;

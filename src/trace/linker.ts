@@ -164,6 +164,9 @@ export class TraceLinker {
         if (r.method === 'tools/list' && !this.offers.listedSeq.has(r.session)) this.offers.listedSeq.set(r.session, r.seq);
         if (r.method === 'tools/call' && r.requestSeq !== undefined) this.noteMcpAnswer(r);
         break;
+      case 'pending':
+        if (r.method === 'tools/call') this.noteMcpGivenUp(r);
+        break;
       default:
         break;
     }
@@ -185,9 +188,9 @@ export class TraceLinker {
     }
   }
 
-  /** What the linker holds now: LLM exchanges, MCP calls, round trips, turns and sessions not yet handed on. */
-  get held(): { exchanges: number; mcpCalls: number; roundTrips: number; turns: number; sessions: number } {
-    return { exchanges: this.exchanges.size, mcpCalls: this.mcpCalls.length, roundTrips: this.pending.length, turns: this.turns.size, sessions: this.sessions.size };
+  /** What the linker holds now: LLM exchanges, MCP calls, round trips, turns and sessions not yet handed on, and calls let go whose late answer it watches for. */
+  get held(): { exchanges: number; mcpCalls: number; roundTrips: number; turns: number; sessions: number; watched: number } {
+    return { exchanges: this.exchanges.size, mcpCalls: this.mcpCalls.length, roundTrips: this.pending.length, turns: this.turns.size, sessions: this.sessions.size, watched: this.unanswered.size };
   }
 
   /** Records before this time are linked for good, their findings made (check folds the sessions before it). */
@@ -285,6 +288,13 @@ export class TraceLinker {
     const call = this.openCalls.get(key);
     if (call) noteMcpAnswer(call, r);
     else if (this.unanswered.delete(key)) this.late.answers++;
+  }
+
+  /** The tap stopped waiting for this call's answer: one that comes later has no requestSeq, so none is watched for. */
+  private noteMcpGivenUp(r: Extract<LogRecord, { kind: 'pending' }>): void {
+    const key = `${r.session}\u0000${r.requestSeq}`;
+    this.openCalls.delete(key);
+    this.unanswered.delete(key);
   }
 
   /** Link what is held; make final what is older than the lag (everything, at the end). */
@@ -405,9 +415,11 @@ export class TraceLinker {
     const done = new Set<McpCall>();
     for (const c of this.mcpCalls) {
       if (c.used || c.request.time >= settled) continue;
-      const { trip, diagnostics } = mcpOnlyTrip(c, this.serverName(c), this.haveLlm ?? this.sawLlm);
+      const haveLlm = this.haveLlm ?? this.sawLlm;
+      const { trip, diagnostics } = mcpOnlyTrip(c, this.serverName(c), haveLlm);
       this.pending.push({ item: trip, key: [trip.time, 1, c.ord] });
-      if (this.early) this.late.early++;
+      // Without a model there is no feed-back that linking early could miss.
+      if (this.early && haveLlm) this.late.early++;
       diagnostics.forEach((d, i) => this.diagnostics.push({ item: d, key: [d.time, 1, c.ord, i] }));
       for (const d of diagnostics) this.noteBroken(d);
       done.add(c);
@@ -432,8 +444,10 @@ export class TraceLinker {
     for (const c of calls) {
       for (const seq of [c.request.seq, ...(c.rounds ?? []).map((r) => r.seq)]) {
         const key = `${c.request.session}\u0000${seq}`;
-        this.openCalls.delete(key);
-        if (!c.response) this.unanswered.add(key);
+        if (!this.openCalls.delete(key) || c.response) continue;
+        this.unanswered.add(key);
+        // Only a note counts late answers: past the bound, the oldest are no longer watched for.
+        if (this.unanswered.size > this.maxHeld) this.unanswered.delete(this.unanswered.values().next().value as string);
       }
     }
   }

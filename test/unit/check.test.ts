@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { checkRecords, formatCheckSummary, formatJunit, parseSignals } from '../../src/check/check.js';
+import { checkRecords, formatCheckSummary, formatJunit, MAX_KEPT_FINDINGS, parseSignals } from '../../src/check/check.js';
 import type { LogRecord } from '../../src/log/schema.js';
 
 let seq = 0;
@@ -204,5 +204,27 @@ describe('reports', () => {
     expect(xml).toContain('<failure type="invalid" message="1 found">#4 Line &quot;&lt;b&gt;&quot; &amp; more</failure>');
     expect(xml).toContain('<testcase classname="mcptap.check.weather" name="every request answered"><skipped message="not in --fail-on"/></testcase>');
     expect(xml).toContain('<testcase classname="mcptap.check.weather" name="no error responses"/>');
+  });
+
+  test('a flood of findings keeps the first of each signal and counts the rest, in the summary and in JUnit', () => {
+    seq = 0;
+    const records: LogRecord[] = [];
+    const n = MAX_KEPT_FINDINGS + 250;
+    for (let i = 0; i < n; i++) {
+      records.push(request(i, 'tools/call', { tool: 'get_weather' }));
+      records.push(base('pending', { dir: 'c2s', id: i, method: 'tools/call', requestSeq: seq - 1, ageMs: 5, msg: `#${i} was never answered.` }));
+    }
+    records.push(base('invalid', { dir: 's2c', reason: 'x', raw: 'hi', bytes: 2, msg: 'bad line' }));
+    const report = checkRecords(records);
+    expect(report.findings.filter((f) => f.signal === 'unanswered')).toHaveLength(MAX_KEPT_FINDINGS);
+    expect(report.findings.filter((f) => f.signal === 'invalid')).toHaveLength(1);
+    expect(report.more).toEqual({ unanswered: 250 });
+    expect(report.sessions[0]!.counts.unanswered).toBe(n);
+    const text = formatCheckSummary(report);
+    expect(text).toContain(`  ✗ weather (stdio, weather-1): ${n} requests, 1 invalid, ${n} unanswered`);
+    expect(text).toContain(`  … and ${n + 1 - 12} more (mcptap view shows every record).`);
+    const xml = formatJunit(report);
+    expect(xml).toContain(`<failure type="unanswered" message="${n} found">#1 #0 was never answered.`);
+    expect(xml).toContain(`#${2 * MAX_KEPT_FINDINGS - 1} #${MAX_KEPT_FINDINGS - 1} was never answered.\n… and 250 more (mcptap view shows every record).</failure>`);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildHar, formatHar } from '../../src/export/har.js';
+import { buildHar, formatHar, HarBuilder } from '../../src/export/har.js';
 import type { LogRecord } from '../../src/log/schema.js';
 import { harProblems } from '../support/har-1.2.js';
 
@@ -112,5 +112,43 @@ describe('the HAR 1.2 checker', () => {
       'log.entries[2].extra: is not a HAR field (custom fields must start with _)',
       'log.entries[3].request.url: must be an absolute URL',
     ]);
+  });
+});
+
+describe('HarBuilder on a flood', () => {
+  // 20,000 stdio calls within 200 ms, each answered 1 ms later: a flood the archive must not hold to its end.
+  function flood(): LogRecord[] {
+    seq = 0;
+    const out: LogRecord[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      const t = i / 100;
+      out.push({ ...base('cat-1', 'stdio', 'cat', t), kind: 'request', dir: 'c2s', id: i, method: 'ping', bytes: 40, raw: `{"jsonrpc":"2.0","id":${i},"method":"ping"}` } as LogRecord);
+      out.push({ ...base('cat-1', 'stdio', 'cat', t + 1), kind: 'response', dir: 's2c', id: i, method: 'ping', requestSeq: seq - 2, latencyMs: 1, bytes: 36, raw: `{"jsonrpc":"2.0","id":${i},"result":{}}` } as LogRecord);
+    }
+    return out.sort((a, b) => a.time - b.time);
+  }
+
+  it('hands stdio entries on as they are made, in start order, the same archive as the whole-log one', () => {
+    const records = flood();
+    const builder = new HarBuilder();
+    const out = [];
+    let early = 0;
+    for (const r of records) {
+      const entries = builder.push(r);
+      early += entries.length;
+      out.push(...entries);
+    }
+    out.push(...builder.end());
+    expect(early).toBeGreaterThan(15_000);
+    expect(out).toEqual(buildHar(records).log.entries);
+  });
+
+  it('with an HTTP tap in the logs, waits the minute an exchange may start before its record', () => {
+    const records = [{ ...base('proxy-1', 'http', 'ollama', -5), kind: 'lifecycle', event: 'listen', target: 'http://127.0.0.1:11435', listen: 'http://127.0.0.1:11434' } as LogRecord, ...flood()];
+    const builder = new HarBuilder();
+    let early = 0;
+    for (const r of records) early += builder.push(r).length;
+    expect(early).toBe(0);
+    expect(builder.end()).toHaveLength(20_000);
   });
 });

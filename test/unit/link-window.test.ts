@@ -91,6 +91,26 @@ describe('the streaming linker', () => {
     expect(notes[0]).toMatch(/^\d+ round trips were linked before their window was over: more than 12 LLM and tool calls came within 20 min/);
   });
 
+  it('on a flood to a server that never answers: no call the tap gave up on is watched, and no early link is said without a model', () => {
+    const call = weather.find((r) => r.kind === 'request' && r.method === 'tools/call')!;
+    const records: LogRecord[] = [];
+    // As `mcptap -- cat` logs 5,000 calls: the tap gives up on each 100 requests later, with a pending record.
+    for (let i = 0; i < 5000; i++) {
+      records.push({ ...call, seq: 2 * i, id: i, time: 1_800_000_000_000 + i / 100 } as LogRecord);
+      if (i >= 100) records.push({ ...call, kind: 'pending', seq: 2 * i + 1, id: i - 100, requestSeq: 2 * (i - 100), ageMs: 1, time: 1_800_000_000_000 + i / 100 } as unknown as LogRecord);
+    }
+    const linker = new TraceLinker({ maxHeld: 200 });
+    let watched = 0;
+    for (const r of records) {
+      linker.push(r);
+      watched = Math.max(watched, linker.held.watched);
+    }
+    const end = linker.end();
+    // Each call was given up before it was let go: none is left to watch (without the pending records, the bound).
+    expect(watched).toBe(0);
+    expect(end.notes).toEqual([]);
+  });
+
   it('lets go of sessions that ended long before, past its bound of sessions, with the same trace', () => {
     // The server lists a tool no request offers the model: each of its sessions has a finding to keep.
     const listed = { ...weather.find((r) => r.kind === 'response' && r.method === 'tools/call')!, seq: 50, method: 'tools/list', raw: '{"result":{"tools":[{"name":"get_weather"},{"name":"unlisted"}]},"jsonrpc":"2.0","id":9}', time: weather[1]!.time + 1 } as LogRecord;
