@@ -299,7 +299,7 @@ export function describeSubscriptionEnd(request: OpenRequest, ageMs: number, why
         : why === 'session-ended'
           ? 'when the session ended'
           : 'and mcptap stops tracking it';
-  return `The client\u2019s subscription (subscriptions/listen #${request.id}) was open for ${formatMs(ageMs)} and ended ${end}; a subscription gets a response only when the server ends it.`;
+  return `The client's subscription (subscriptions/listen #${request.id}) was open for ${formatMs(ageMs)} and ended ${end}; a subscription gets a response only when the server ends it.`;
 }
 
 /** A notification; `related` is the request a progress or cancellation refers to, when seen. */
@@ -381,8 +381,8 @@ export function describePending(request: OpenRequest, ageMs: number, why: Pendin
   if (request.cancelled) {
     return `The ${from} cancelled its request ${what} and, as MCP says, got no answer (${formatMs(ageMs)} after it was sent${why === 'evicted' ? '; mcptap stops tracking it' : ''}).`;
   }
-  if (why === 'exchange-ended') return `The ${from}\u2019s request ${what} was never answered in its HTTP exchange (waited ${formatMs(ageMs)} before the exchange ended).`;
+  if (why === 'exchange-ended') return `The ${from}'s request ${what} was never answered in its HTTP exchange (waited ${formatMs(ageMs)} before the exchange ended).`;
   return why === 'session-ended'
-    ? `The ${from}\u2019s request ${what} was never answered (waited ${formatMs(ageMs)} before the session ended).`
-    : `The ${from}\u2019s request ${what} has waited ${formatMs(ageMs)} without an answer; mcptap stops tracking it to bound memory.`;
+    ? `The ${from}'s request ${what} was never answered (waited ${formatMs(ageMs)} before the session ended).`
+    : `The ${from}'s request ${what} has waited ${formatMs(ageMs)} without an answer; mcptap stops tracking it to bound memory.`;
 }

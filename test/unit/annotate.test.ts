@@ -109,7 +109,7 @@ describe('annotate: one plain sentence per record', () => {
 
   test('pending', () => {
     expect(describePending(open({ dir: 's2c', method: 'sampling/createMessage', id: 0 }), 61000, 'session-ended')).toBe(
-      'The server\u2019s request sampling/createMessage #0 was never answered (waited 61.0 s before the session ended).',
+      "The server's request sampling/createMessage #0 was never answered (waited 61.0 s before the session ended).",
     );
   });
 });

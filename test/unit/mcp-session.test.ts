@@ -242,7 +242,7 @@ describe('McpSession: correlation and edge cases', () => {
     mcp.end(1_900_000_000_000, clock + 100);
     const pending = sink.records.filter((r) => r.kind === 'pending');
     expect(pending.map((p) => p.id)).toEqual([0, 1, 2]);
-    expect(pending[2]!.msg).toMatch(/^The client\u2019s request tools\/call t2 #2 was never answered \(waited 100 ms/);
+    expect(pending[2]!.msg).toMatch(/^The client's request tools\/call t2 #2 was never answered \(waited 100 ms/);
     expect(pending[2]!.ageMs).toBe(100);
   });
 
