@@ -246,34 +246,44 @@ export function preview(text: string, max = 80): string {
  * tool argument costs no more than a small one (JSON.stringify would build the whole megabyte first).
  */
 export function previewJson(value: unknown, max = 80): string {
-  const out: string[] = [];
-  let length = 0;
-  const emit = (text: string): boolean => {
-    out.push(text);
-    length += text.length;
-    return length <= max;
-  };
-  const walk = (v: unknown, depth: number): boolean => {
-    if (v === null || typeof v !== 'object') {
-      // A long string is cut to the room left (and cleanly: cutClean), so the preview's own cut falls after it.
-      const room = Math.max(0, max - length - 2);
-      const text = typeof v === 'string' ? jsonString(v.length > room ? `${cutClean(v, room)}…` : v) : v === undefined ? 'null' : JSON.stringify(v) ?? String(v);
-      return emit(text);
-    }
-    if (depth > 20) return emit('…');
-    if (Array.isArray(v)) {
-      if (!emit('[')) return false;
-      for (let i = 0; i < v.length; i++) if ((i > 0 && !emit(',')) || !walk(v[i], depth + 1)) return false;
-      return emit(']');
-    }
-    if (!emit('{')) return false;
-    let first = true;
-    for (const key of Object.keys(v)) {
-      if ((!first && !emit(',')) || !emit(`${jsonString(key)}:`) || !walk((v as Record<string, unknown>)[key], depth + 1)) return false;
-      first = false;
-    }
-    return emit('}');
-  };
-  walk(value, 0);
-  return preview(out.join(''), max);
+  const out: JsonPreview = { text: '', max };
+  walkJson(out, value, 0);
+  return preview(out.text, max);
+}
+
+/**
+ * previewJson's text so far and its room. Module functions over this, not closures: every request's summary
+ * previews its arguments, and two closures a call showed in profiles.
+ */
+interface JsonPreview {
+  text: string;
+  max: number;
+}
+
+/** Adds `text`; false once the preview is past its room (the walk stops). */
+function emitJson(out: JsonPreview, text: string): boolean {
+  out.text += text;
+  return out.text.length <= out.max;
+}
+
+function walkJson(out: JsonPreview, v: unknown, depth: number): boolean {
+  if (v === null || typeof v !== 'object') {
+    // A long string is cut to the room left (and cleanly: cutClean), so the preview's own cut falls after it.
+    const room = Math.max(0, out.max - out.text.length - 2);
+    const text = typeof v === 'string' ? jsonString(v.length > room ? `${cutClean(v, room)}…` : v) : v === undefined ? 'null' : JSON.stringify(v) ?? String(v);
+    return emitJson(out, text);
+  }
+  if (depth > 20) return emitJson(out, '…');
+  if (Array.isArray(v)) {
+    if (!emitJson(out, '[')) return false;
+    for (let i = 0; i < v.length; i++) if ((i > 0 && !emitJson(out, ',')) || !walkJson(out, v[i], depth + 1)) return false;
+    return emitJson(out, ']');
+  }
+  if (!emitJson(out, '{')) return false;
+  let first = true;
+  for (const key of Object.keys(v)) {
+    if ((!first && !emitJson(out, ',')) || !emitJson(out, `${jsonString(key)}:`) || !walkJson(out, (v as Record<string, unknown>)[key], depth + 1)) return false;
+    first = false;
+  }
+  return emitJson(out, '}');
 }
