@@ -6,7 +6,7 @@
  * array.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
-import type { Direction, Frame, JsonRpcId, Message } from '../types.js';
+import type { Direction, Frame, JsonRpcErrorObject, JsonRpcId, Message } from '../types.js';
 import { decodeJsonRpc, peekIdAndMethod } from '../protocols/jsonrpc.js';
 import { withoutCutCharacter } from '../framing/lines.js';
 import { asObject, asString, describePeer, KNOWN_RESULT_TYPES, KNOWN_REVISIONS, META, peerInfo, requestMeta, resultServerInfo, type PeerInfo, type RequestMeta } from '../protocols/mcp.js';
@@ -192,13 +192,7 @@ export class McpSession {
         const meta = asObject(params?._meta);
         const progressToken = tokenOf(meta?.progressToken);
         if (message.method === 'initialize') this.rememberOffer(params);
-        const draft: RecordDraft = withFrame(base, {
-          kind: 'request',
-          dir,
-          id: message.id,
-          method: message.method,
-          msg: describeRequest(dir, message.method, params),
-        });
+        const draft: RecordDraft = requestDraft(base, dir, message.id, message.method, describeRequest(dir, message.method, params));
         if (tool !== undefined) draft.tool = tool;
         if (progressToken !== undefined) draft.progressToken = progressToken;
         const open: NewRequest = { dir, id: message.id, method: message.method, mono: frame.mono, tool, progressToken };
@@ -223,12 +217,7 @@ export class McpSession {
         const request = answered?.request;
         if (request?.method === 'initialize') this.rememberAnswer(message.result);
         const result = asObject(message.result);
-        const draft: RecordDraft = withFrame(base, {
-          kind: 'response',
-          dir,
-          id: message.id,
-          msg: describeResult(request, message.result, answered?.latencyMs, this.handshake),
-        });
+        const draft: RecordDraft = responseDraft(base, dir, message.id, describeResult(request, message.result, answered?.latencyMs, this.handshake));
         const resultType = asString(result?.resultType);
         if (resultType !== undefined) {
           draft.resultType = resultType;
@@ -260,14 +249,7 @@ export class McpSession {
       case 'error': {
         const answered = this.answer(dir, message.id, frame.mono);
         const request = answered?.request;
-        const draft: RecordDraft = withFrame(base, {
-          kind: 'response',
-          dir,
-          id: message.id,
-          error: message.error,
-          level: LEVEL.warn,
-          msg: describeError(request, message.error, answered?.latencyMs),
-        });
+        const draft: RecordDraft = errorDraft(base, dir, message.id, message.error, describeError(request, message.error, answered?.latencyMs));
         if (request) {
           draft.method = request.method;
           draft.requestSeq = request.seq;
@@ -286,12 +268,7 @@ export class McpSession {
       }
       case 'notification': {
         const related = this.relatedRequest(dir, message.method, message.params);
-        const draft: RecordDraft = withFrame(base, {
-          kind: 'notification',
-          dir,
-          method: message.method,
-          msg: describeNotification(dir, message.method, message.params, related),
-        });
+        const draft: RecordDraft = notificationDraft(base, dir, message.method, describeNotification(dir, message.method, message.params, related));
         const token = message.method === 'notifications/progress' ? tokenOf(message.params?.progressToken) : undefined;
         if (related?.method === 'subscriptions/listen' && message.method !== 'notifications/cancelled') draft.subscriptionId = related.id;
         if (token !== undefined) draft.progressToken = token;
@@ -539,12 +516,58 @@ function withFrame<T extends object>(base: FrameFields & { time: number }, field
   return Object.assign(base, fields);
 }
 
+/**
+ * The drafts of the usual records, their fields stored into `base` one by one, in the order withFrame's literal
+ * gave them: every frame makes one, and Object.assign looks each key's transition up at run time, where these
+ * stores find theirs cached.
+ */
+function requestDraft(base: FrameBase, dir: Direction, id: JsonRpcId, method: string, msg: string): RequestDraft {
+  const draft = base as RequestDraft;
+  draft.kind = 'request';
+  draft.dir = dir;
+  draft.id = id;
+  draft.method = method;
+  draft.msg = msg;
+  return draft;
+}
+
+function responseDraft(base: FrameBase, dir: Direction, id: JsonRpcId | null, msg: string): ResponseDraft {
+  const draft = base as ResponseDraft;
+  draft.kind = 'response';
+  draft.dir = dir;
+  draft.id = id;
+  draft.msg = msg;
+  return draft;
+}
+
+function errorDraft(base: FrameBase, dir: Direction, id: JsonRpcId | null, error: JsonRpcErrorObject, msg: string): ResponseDraft {
+  const draft = base as ResponseDraft;
+  draft.kind = 'response';
+  draft.dir = dir;
+  draft.id = id;
+  draft.error = error;
+  draft.level = LEVEL.warn;
+  draft.msg = msg;
+  return draft;
+}
+
+function notificationDraft(base: FrameBase, dir: Direction, method: string, msg: string): NotificationDraft {
+  const draft = base as NotificationDraft;
+  draft.kind = 'notification';
+  draft.dir = dir;
+  draft.method = method;
+  draft.msg = msg;
+  return draft;
+}
+
 function tokenOf(v: unknown): string | number | undefined {
   return typeof v === 'string' || typeof v === 'number' ? v : undefined;
 }
 
 type RequestDraft = Extract<RecordDraft, { kind: 'request' }>;
 type ResponseDraft = Extract<RecordDraft, { kind: 'response' }>;
+type NotificationDraft = Extract<RecordDraft, { kind: 'notification' }>;
+type FrameBase = FrameFields & { time: number };
 
 /** A request about to be opened: an OpenRequest before its record has a `seq`. */
 type NewRequest = Omit<OpenRequest, 'seq' | 'tool' | 'progressToken'> & { tool?: string | undefined; progressToken?: string | number | undefined };
