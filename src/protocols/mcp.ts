@@ -102,18 +102,33 @@ export function listedNames(result: unknown, field: string): string[] {
 export function describeContent(result: unknown): string {
   const o = asObject(result);
   const content = o?.content;
-  const counts = new Map<string, number>();
-  if (Array.isArray(content)) {
-    for (const block of content) {
-      const type = asString(asObject(block)?.type) ?? 'unknown';
-      counts.set(type, (counts.get(type) ?? 0) + 1);
-    }
-  }
-  // Every tool result is described here: the sentence is built as it goes, with no array in between.
-  let text = '';
-  for (const [type, n] of counts) text += text === '' ? `${n} ${type}` : `, ${n} ${type}`;
+  let text = Array.isArray(content) ? countBlockTypes(content) : '';
   if (o && 'structuredContent' in o) text += text === '' ? 'structured content' : ', structured content';
   return text === '' ? 'no content' : text;
+}
+
+/**
+ * "2 text, 1 image", in the order each type first appears ('' for none). Every tool result is counted here, and
+ * most hold blocks of one type: those are counted with no Map, which only a second type brings in.
+ */
+function countBlockTypes(content: unknown[]): string {
+  if (content.length === 0) return '';
+  const first = typeOf(content[0]);
+  let i = 1;
+  while (i < content.length && typeOf(content[i]) === first) i++;
+  if (i === content.length) return `${i} ${first}`;
+  const counts = new Map<string, number>([[first, i]]);
+  for (; i < content.length; i++) {
+    const type = typeOf(content[i]);
+    counts.set(type, (counts.get(type) ?? 0) + 1);
+  }
+  let text = '';
+  for (const [type, n] of counts) text += text === '' ? `${n} ${type}` : `, ${n} ${type}`;
+  return text;
+}
+
+function typeOf(block: unknown): string {
+  return asString(asObject(block)?.type) ?? 'unknown';
 }
 
 /** The text of the first text block of a tool result, for previews. */
@@ -230,12 +245,18 @@ export const KNOWN_METHODS = new Set([
 ]);
 
 /**
+ * White space that folding to one line changes: any but a space, two spaces running, one at either end. Most
+ * previews have none, and the search costs less than the fold's copy.
+ */
+const NEEDS_FOLD = /[^\S ]| {2}|^ | $/;
+
+/**
  * Shorten text to `max` characters for a one-line preview. Redacted before the last cut, and no cut keeps the
  * head of a key (cutClean): the log's own redaction could not recognise half of one.
  */
 export function preview(text: string, max = 80): string {
   // Nothing is cut from a short text, and the log redacts the whole record.
-  if (text.length <= max) return text.replace(/\s+/g, ' ').trim();
+  if (text.length <= max) return NEEDS_FOLD.test(text) ? text.replace(/\s+/g, ' ').trim() : text;
   // Cut before folding white space: frames can be megabytes and only the head is shown.
   const oneLine = redactDefaults(cutClean(text, max * 4)).replace(/\s+/g, ' ').trim();
   return oneLine.length > max ? `${cutClean(oneLine, max - 1)}…` : oneLine;
