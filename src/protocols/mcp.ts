@@ -244,6 +244,17 @@ export const KNOWN_METHODS = new Set([
   'notifications/tasks/status',
 ]);
 
+/** Requests only a server sends; every other request the spec names but ping, server/discover and tasks/* only a client does. */
+const SERVER_REQUESTS = new Set(['sampling/createMessage', 'roots/list', 'elicitation/create']);
+const EITHER_REQUESTS = new Set(['ping', 'server/discover', 'tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel', 'tasks/update']);
+
+/** Which side may send this request, when the spec says only one does (a method it does not name: neither known). */
+export function requestSender(method: string): 'client' | 'server' | undefined {
+  if (SERVER_REQUESTS.has(method)) return 'server';
+  if (EITHER_REQUESTS.has(method) || !KNOWN_METHODS.has(method) || method.startsWith('notifications/')) return undefined;
+  return 'client';
+}
+
 /**
  * White space that folding to one line changes: any but a space, two spaces running, one at either end. Most
  * previews have none, and the search costs less than the fold's copy.

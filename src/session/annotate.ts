@@ -15,6 +15,7 @@ import {
   KNOWN_METHODS,
   META,
   requestMeta,
+  requestSender,
   listedNames,
   peerInfo,
   preview,
@@ -55,6 +56,8 @@ function plural(n: number, word: string): string {
 /** A request, as sent. */
 export function describeRequest(dir: Direction, method: string, params: Record<string, unknown> | undefined): string {
   const p = params ?? {};
+  const sender = requestSender(method);
+  if (sender !== undefined && sender !== (dir === 'c2s' ? 'client' : 'server')) return describeMisdirected(dir, method, p, sender);
   switch (method) {
     case 'initialize': {
       // A client that also speaks 2026-07-28 may send the new _meta beside (or instead of) the old fields.
@@ -119,6 +122,13 @@ export function describeRequest(dir: Direction, method: string, params: Record<s
         ? `${who(dir)} sends request ${method}.`
         : `${who(dir)} sends request ${method} (a method this version of mcptap does not know; relayed as is).`;
   }
+}
+
+/** A request from the side that may not send it: said as it is (a server that echoes its input sends the client's). */
+function describeMisdirected(dir: Direction, method: string, p: Record<string, unknown>, sender: 'client' | 'server'): string {
+  const tool = method === 'tools/call' ? ` ${asString(p.name) ?? '(no name)'}` : '';
+  const hint = dir === 's2c' ? ' (does the server write what it reads back to stdout?)' : '';
+  return `${who(dir)} sends ${method}${tool}, a request only a ${sender} sends${hint}.`;
 }
 
 /** A successful response, read against the request it answers (when that request was seen). */

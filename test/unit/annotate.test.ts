@@ -37,6 +37,19 @@ describe('annotate: one plain sentence per record', () => {
     expect(describeRequest('c2s', 'x/custom', {})).toBe('Client sends request x/custom (a method this version of mcptap does not know; relayed as is).');
   });
 
+  test('a request from the side that may not send it says who sent it, not what the other side would mean', () => {
+    // A server that echoes its input (a `cat`, a debug print of stdin) sends the client's requests back.
+    expect(describeRequest('s2c', 'tools/call', { name: 'get_weather', arguments: {} })).toBe(
+      'Server sends tools/call get_weather, a request only a client sends (does the server write what it reads back to stdout?).',
+    );
+    expect(describeRequest('s2c', 'initialize', {})).toBe('Server sends initialize, a request only a client sends (does the server write what it reads back to stdout?).');
+    expect(describeRequest('c2s', 'sampling/createMessage', {})).toBe('Client sends sampling/createMessage, a request only a server sends.');
+    // Either side may ping, or ask after a task; a method the spec does not name is not judged.
+    expect(describeRequest('c2s', 'ping', undefined)).toBe('Client pings the server to check it is alive.');
+    expect(describeRequest('s2c', 'tasks/get', { taskId: 't1' })).toBe('Server asks for the status of task t1 (tasks/get).');
+    expect(describeRequest('s2c', 'x/custom', {})).toMatch(/^Server sends request x\/custom/);
+  });
+
   test('a long tool argument is previewed, not dumped', () => {
     const msg = describeRequest('c2s', 'tools/call', { name: 'echo', arguments: { message: 'y'.repeat(1_000_000) } });
     expect(msg.length).toBeLessThan(200);
