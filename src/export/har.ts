@@ -457,7 +457,7 @@ function mcpEntry(q: RequestRecord, a: ResponseRecord | undefined, pending: Pend
     },
     cache: {},
     timings: { blocked: -1, dns: -1, connect: -1, send: 0, wait: ms(wait), receive: 0, ssl: -1 },
-    ...(pending ? { comment: `No response: the request was still waiting after ${Math.round(pending.ageMs)} ms when the session ended.` } : {}),
+    ...(pending ? { comment: pendingComment(pending) } : {}),
     _mcptap: {
       session: q.session,
       label: q.label,
@@ -473,6 +473,14 @@ function mcpEntry(q: RequestRecord, a: ResponseRecord | undefined, pending: Pend
       ...(a ? revisionFields(a) : {}),
     },
   };
+}
+
+/** Why a request has no response; the record says which only by its flags, so the rest is said for both cases. */
+function pendingComment(p: PendingRecord): string {
+  const age = `${Math.round(p.ageMs)} ms`;
+  if (p.cancelled) return `No response: its sender cancelled it after ${age}, and MCP says none is due then.`;
+  if (p.subscription) return `No response: a subscription whose stream ended after ${age}.`;
+  return `No response: the request had waited ${age} when mcptap stopped waiting (the session ended, or the tap let it go to bound its memory).`;
 }
 
 /**
