@@ -80,7 +80,8 @@ export function recordJson(draft: object, start = '{', end = '}'): RecordJson {
     return { text, exact: text };
   }
   head += first ? '"raw":' : ',"raw":';
-  const parsed = RAW_PARSED in draft;
+  // Undefined when the tap did not parse the raw (the session's drafts carry the key either way).
+  const parsed = (draft as Record<PropertyKey, unknown>)[RAW_PARSED] !== undefined;
   let rawJson: string;
   if (parsed && isOneLineJsonStructure(raw)) rawJson = raw;
   else if (raw.length < LONG_RAW_CHARS) rawJson = quote(raw);

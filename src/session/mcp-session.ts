@@ -108,10 +108,17 @@ export class McpSession {
     const text = kept.toString(ascii ? 'latin1' : 'utf8');
     // Bytes that are not UTF-8 decode with U+FFFD in their place: a text without one was UTF-8 (most frames).
     const utf8 = ascii || !text.includes('\uFFFD') || isUtf8(kept);
+    // Decoded first, so that the parsed JSON goes into the base's literal: stored afterwards, under its symbol,
+    // it went through a keyed store that V8 soon marked megamorphic.
+    const decoded = frame.partial || frame.truncated ? undefined : decodeJsonRpc(text);
+    const single = decoded?.batch === false ? decoded.messages[0]! : undefined;
+    // The log quotes a long raw faster when it knows the raw is JSON text (record-json.ts).
+    const parsed = utf8 && single !== undefined && 'json' in single ? single.json : undefined;
     const base: FrameFields & { time: number; [RAW_PARSED]?: unknown } = {
       time: frame.time,
       bytes: frame.size,
       raw: utf8 ? text : kept.toString('base64'),
+      [RAW_PARSED]: parsed,
     };
     if (context) Object.assign(base, context);
     if (!utf8) base.rawEncoding = 'base64';
@@ -125,16 +132,12 @@ export class McpSession {
       this.writeInvalid(frame, base, 'a partial line at the end of the stream', text, true);
       return;
     }
-    if (frame.truncated) {
+    if (decoded === undefined) {
       this.observeTruncated(frame, base, text);
       return;
     }
-    const decoded = decodeJsonRpc(text);
-    if (!decoded.batch) {
-      const message = decoded.messages[0]!;
-      // The log quotes a long raw faster when it knows the raw is JSON text (record-json.ts).
-      if (utf8 && 'json' in message && message.json !== undefined) base[RAW_PARSED] = message.json;
-      this.observeMessage(frame, base, message, text);
+    if (single !== undefined) {
+      this.observeMessage(frame, base, single, text);
       return;
     }
     const count = decoded.messages.length;
