@@ -2,10 +2,12 @@
 // html`, `check`, `export --format har` and `export --format otlp` on one big log and on a folder of many small
 // ones, each command a fresh process.
 //
-//   node bench/readers.mjs [--size-mb 1024] [--logs 1000] [--keep]
+//   node bench/readers.mjs [--size-mb 1024] [--logs 1000] [--flood 500000] [--keep]
 //
 // The logs are made from a captured round trip (fixtures/captures/roundtrip: an Ollama proxy log with its chunks
 // and the weather server's stdio log), repeated with new sessions and times, so every record is one a tap wrote.
+// The flood is what mcptap itself logs of that many tools/call requests piped through `mcptap -- cat`: one
+// session, nothing answered, the tap giving up on the oldest past its bound.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ const arg = (name, fallback) => {
 };
 const sizeMb = arg('--size-mb', 1024);
 const smallLogs = arg('--logs', 1000);
+const floodRequests = arg('--flood', 500_000);
 
 const trip = ['ollama', 'weather'].map((name) => readFileSync(join(root, 'fixtures', 'captures', 'roundtrip', `${name}.ndjson`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
 const tripStart = Math.min(...trip.flat().map((r) => r.time));
@@ -57,6 +60,14 @@ function manyLogs(dir) {
   return folder;
 }
 
+function floodLog(dir) {
+  const folder = join(dir, 'flood');
+  const call = (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_weather', arguments: { location: 'California' } } });
+  const input = Array.from({ length: floodRequests }, (_, id) => call(id)).join('\n') + '\n';
+  spawnSync(process.execPath, [bin, '--log-dir', folder, '--', 'cat'], { input, stdio: ['pipe', 'ignore', 'ignore'], maxBuffer: 1 << 30 });
+  return folder;
+}
+
 /** Max RSS (MB) and wall time (s) of one command, from GNU time; its output goes nowhere. */
 function measure(args) {
   // check exits 1 when a capture shows something to fail on: the figures are the same.
@@ -69,9 +80,11 @@ const dir = mkdtempSync(join(tmpdir(), 'mcptap-bench-readers-'));
 try {
   const big = bigLog(dir);
   const many = manyLogs(dir);
+  const flood = floodLog(dir);
   const inputs = [
     [`one log of ${(statSync(big).size / 1024 / 1024).toFixed(0)} MB`, big],
     [`${smallLogs} logs of ${(trip.flat().length / 2).toFixed(0)} records`, many],
+    [`a flood to cat, ${floodRequests.toLocaleString('en')} calls`, flood],
   ];
   const commands = [
     ['view', (p) => ['view', '--no-color', p]],
