@@ -188,7 +188,10 @@ export class TraceLinker {
     }
   }
 
-  /** What the linker holds now: LLM exchanges, MCP calls, round trips, turns and sessions not yet handed on, and calls let go whose late answer it watches for. */
+  /**
+   * What the linker holds now: LLM exchanges, MCP calls, round trips, turns and sessions not yet handed on, and
+   * the calls let go whose late answer it still watches for.
+   */
   get held(): { exchanges: number; mcpCalls: number; roundTrips: number; turns: number; sessions: number; watched: number } {
     return { exchanges: this.exchanges.size, mcpCalls: this.mcpCalls.length, roundTrips: this.pending.length, turns: this.turns.size, sessions: this.sessions.size, watched: this.unanswered.size };
   }
