@@ -248,11 +248,17 @@ export const KNOWN_METHODS = new Set([
 const SERVER_REQUESTS = new Set(['sampling/createMessage', 'roots/list', 'elicitation/create']);
 const EITHER_REQUESTS = new Set(['ping', 'server/discover', 'tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel', 'tasks/update']);
 
+/**
+ * The side that alone may send each request the spec names, read once: every request asks, and one lookup costs
+ * less than the three sets' (a method not here: neither side known).
+ */
+const ONE_SENDER = new Map<string, 'client' | 'server'>();
+for (const method of KNOWN_METHODS) if (!EITHER_REQUESTS.has(method) && !method.startsWith('notifications/')) ONE_SENDER.set(method, 'client');
+for (const method of SERVER_REQUESTS) ONE_SENDER.set(method, 'server');
+
 /** Which side may send this request, when the spec says only one does (a method it does not name: neither known). */
 export function requestSender(method: string): 'client' | 'server' | undefined {
-  if (SERVER_REQUESTS.has(method)) return 'server';
-  if (EITHER_REQUESTS.has(method) || !KNOWN_METHODS.has(method) || method.startsWith('notifications/')) return undefined;
-  return 'client';
+  return ONE_SENDER.get(method);
 }
 
 /**
