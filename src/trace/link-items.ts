@@ -43,8 +43,8 @@ export interface ModelCall {
 
 /** One MCP `tools/call` and its answer. */
 export interface McpCall {
-  request: RequestRecord;
-  response?: ResponseRecord;
+  request: McpCallRequest;
+  response?: McpCallResponse;
   name: string;
   arguments: unknown;
   canonical: string;
@@ -54,7 +54,16 @@ export interface McpCall {
   ord: number;
   /** A multi-round-trip call's rounds, once a second one is seen. */
   rounds?: RoundTripRound[];
+  /** The tap stopped waiting for its answer (a `pending` record): none will be paired with it. */
+  givenUp?: boolean;
 }
+
+/**
+ * What a call keeps of its request and answer (the round trip says no more of them): a busy server has thousands
+ * of calls in the window, and a whole record with its frame is most of a kilobyte.
+ */
+export type McpCallRequest = Pick<RequestRecord, 'session' | 'label' | 'seq' | 'time' | 'id'>;
+export type McpCallResponse = Pick<ResponseRecord, 'time' | 'seq' | 'error' | 'isError' | 'resultType' | 'latencyMs' | 'callLatencyMs'>;
 
 /** The order the model decided in, which the linker's first-come matching follows (ties: reply end, exchange, position). */
 export function byDecision(a: ModelCall, b: ModelCall): number {
@@ -135,7 +144,8 @@ export function mcpCallOf(r: RequestRecord, open: Map<string, McpCall>, ord: num
     (first.rounds ??= []).push({ seq: r.seq, latencyMs: null, resultType: null });
     return undefined;
   }
-  const call: McpCall = { request: r, name: r.tool ?? asString(params?.name) ?? '(unknown tool)', arguments: args, canonical: canonicalJson(args), resultText: null, used: false, ord };
+  const request = { session: r.session, label: r.label, seq: r.seq, time: r.time, id: r.id };
+  const call: McpCall = { request, name: r.tool ?? asString(params?.name) ?? '(unknown tool)', arguments: args, canonical: canonicalJson(args), resultText: null, used: false, ord };
   open.set(`${r.session}\u0000${r.seq}`, call);
   return call;
 }
@@ -143,7 +153,7 @@ export function mcpCallOf(r: RequestRecord, open: Map<string, McpCall>, ord: num
 /** A `tools/call` answer onto its call. */
 export function noteMcpAnswer(call: McpCall, r: ResponseRecord): void {
   if (r.round !== undefined) noteRound(call, r);
-  call.response = r;
+  call.response = { time: r.time, seq: r.seq, error: r.error, isError: r.isError, resultType: r.resultType, latencyMs: r.latencyMs, callLatencyMs: r.callLatencyMs };
   call.resultText = r.error ? r.error.message : toolResultText(parseRawObject(r.raw)?.result);
 }
 

@@ -320,7 +320,7 @@ function mcpSide(c: McpCall, server: string, modelCanonical: string, mapping?: T
     side.tool = c.name;
     side.mapping = mapping.scheme;
   }
-  if (c.response?.error) side.error = (c.response as ResponseRecord).error!.message;
+  if (c.response?.error) side.error = c.response.error.message;
   return side;
 }
 

@@ -287,7 +287,7 @@ export function traceLines(trace: Trace): (TraceSession | TraceTurn | ToolRoundT
 }
 
 /** A call's latency: from its first request to its final answer, over all its rounds. */
-export function callLatency(response: ResponseRecord | undefined): number | undefined {
+export function callLatency(response: Pick<ResponseRecord, 'latencyMs' | 'callLatencyMs'> | undefined): number | undefined {
   return response?.callLatencyMs ?? response?.latencyMs;
 }
 

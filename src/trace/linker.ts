@@ -32,6 +32,8 @@ export const DEFAULT_LINK_HORIZON_MS = 10 * 60_000;
 const MAX_WATCHED = 1000;
 /** For how many lags after its reply such a round trip is watched. */
 const WATCH_LAGS = 3;
+/** Calls done between two looks for them in logs with no model (linkAlone). */
+const LINK_ALONE_EVERY = 512;
 /** Most LLM exchanges and MCP calls held at once: past it, dense traffic, the oldest are linked early. */
 export const MAX_HELD = 20_000;
 /** Sessions held before those over long ago are let go (handed on with their totals): a log of thousands of sessions. */
@@ -119,6 +121,8 @@ export class TraceLinker {
   private lastEarly = -Infinity;
   /** Whether the cut under way is an early one (what it links counts as linked early). */
   private early = false;
+  /** Calls answered (or given up) since they were last linked alone, in logs with no model (see linkAlone). */
+  private doneAlone = 0;
 
   constructor(
     options: LinkOptions = {},
@@ -170,6 +174,7 @@ export class TraceLinker {
       default:
         break;
     }
+    if (this.doneAlone >= LINK_ALONE_EVERY) this.linkAlone();
     if (this.now - this.lastCut >= this.lagMs / 4) this.cut(false);
     else if (this.exchanges.size + this.mcpCalls.length > this.maxHeld && this.now > this.lastEarly) this.cutEarly();
   }
@@ -291,13 +296,33 @@ export class TraceLinker {
     const call = this.openCalls.get(key);
     if (call) noteMcpAnswer(call, r);
     else if (this.unanswered.delete(key)) this.late.answers++;
+    if (call && this.haveLlm === false && r.resultType !== 'input_required') this.doneAlone++;
   }
 
   /** The tap stopped waiting for this call's answer: one that comes later has no requestSeq, so none is watched for. */
   private noteMcpGivenUp(r: Extract<LogRecord, { kind: 'pending' }>): void {
     const key = `${r.session}\u0000${r.requestSeq}`;
+    const call = this.openCalls.get(key);
+    if (call) call.givenUp = true;
+    if (call && this.haveLlm === false) this.doneAlone++;
     this.openCalls.delete(key);
     this.unanswered.delete(key);
+  }
+
+  /**
+   * In logs with no model (the caller knows: `haveLlm: false`) no reply can claim an MCP call, so a call answered
+   * or given up is its own round trip at once: a busy server's calls are not held for the whole window.
+   */
+  private linkAlone(): void {
+    this.doneAlone = 0;
+    const done = new Set<McpCall>();
+    for (const c of this.mcpCalls) {
+      if (!c.givenUp && (!c.response || c.response.resultType === 'input_required')) continue;
+      this.commitMcpOnlyTrip(c, false);
+      done.add(c);
+    }
+    if (done.size > 0) this.letGo(done);
+    this.release(this.watermark(), this.settledUntil, false);
   }
 
   /** Link what is held; make final what is older than the lag (everything, at the end). */
@@ -418,16 +443,20 @@ export class TraceLinker {
     const done = new Set<McpCall>();
     for (const c of this.mcpCalls) {
       if (c.used || c.request.time >= settled) continue;
-      const haveLlm = this.haveLlm ?? this.sawLlm;
-      const { trip, diagnostics } = mcpOnlyTrip(c, this.serverName(c), haveLlm);
-      this.pending.push({ item: trip, key: [trip.time, 1, c.ord] });
-      // Without a model there is no feed-back that linking early could miss.
-      if (this.early && haveLlm) this.late.early++;
-      diagnostics.forEach((d, i) => this.diagnostics.push({ item: d, key: [d.time, 1, c.ord, i] }));
-      for (const d of diagnostics) this.noteBroken(d);
+      this.commitMcpOnlyTrip(c, this.early);
       done.add(c);
     }
     if (done.size > 0) this.letGo(done);
+  }
+
+  private commitMcpOnlyTrip(c: McpCall, early: boolean): void {
+    const haveLlm = this.haveLlm ?? this.sawLlm;
+    const { trip, diagnostics } = mcpOnlyTrip(c, this.serverName(c), haveLlm);
+    this.pending.push({ item: trip, key: [trip.time, 1, c.ord] });
+    // Without a model there is no feed-back that linking early could miss.
+    if (early && haveLlm) this.late.early++;
+    diagnostics.forEach((d, i) => this.diagnostics.push({ item: d, key: [d.time, 1, c.ord, i] }));
+    for (const d of diagnostics) this.noteBroken(d);
   }
 
   private noteBroken(d: TripFinding): void {

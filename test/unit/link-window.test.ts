@@ -111,6 +111,52 @@ describe('the streaming linker', () => {
     expect(end.notes).toEqual([]);
   });
 
+  it('in logs with no model, links each answered call at once, a multi-round call once its last round is answered', () => {
+    const session = 'busy-1';
+    let seq = 0;
+    const at = (n: number) => 1_800_000_000_000 + n;
+    const base = (n: number) => ({ v: 2, session, channel: 'stdio', label: 'busy', time: at(n), msg: 'm', seq: seq++ });
+    const call = (n: number, id: string, extra: object = {}) =>
+      ({ ...base(n), kind: 'request', dir: 'c2s', id, method: 'tools/call', tool: 'book', bytes: 1, raw: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"book","arguments":{"n":${n}}}}`, ...extra }) as unknown as LogRecord;
+    const answer = (n: number, id: string, requestSeq: number, extra: object = {}) =>
+      ({ ...base(n), kind: 'response', dir: 's2c', id, method: 'tools/call', tool: 'book', requestSeq, latencyMs: 1, bytes: 1, raw: `{"jsonrpc":"2.0","id":"${id}","result":{"content":[{"type":"text","text":"ok ${n}"}]}}`, ...extra }) as unknown as LogRecord;
+    const records: LogRecord[] = [];
+    const flood = (from: number, count: number) => {
+      for (let n = from; n < from + count; n++) {
+        records.push(call(n, `c${n}`));
+        records.push(answer(n, `c${n}`, seq - 1));
+      }
+    };
+    flood(0, 1500);
+    // A call the server asks for input on, its second round after 1,500 more calls, then its answer.
+    const first = seq;
+    records.push(call(1500, 'm1'), answer(1500, 'm1', first, { resultType: 'input_required', round: 1, firstSeq: first }));
+    flood(1501, 1500);
+    records.push(call(3001, 'm1', { round: 2, firstSeq: first }));
+    records.push(answer(3001, 'm1', seq - 1, { resultType: 'complete', round: 2, firstSeq: first, callLatencyMs: 1501 }));
+    flood(3002, 1500);
+    const link = (haveLlm: boolean | undefined) => {
+      const trips: ToolRoundTrip[] = [];
+      const linker = new TraceLinker(haveLlm === undefined ? {} : { haveLlm }, { roundTrip: (t) => trips.push(t) });
+      let most = 0;
+      for (const r of records) {
+        linker.push(r);
+        most = Math.max(most, linker.held.mcpCalls);
+      }
+      linker.end();
+      return { trips, most };
+    };
+    const alone = link(false);
+    const held = link(undefined);
+    // Held: what is answered since the last look, and the call waiting for its second round.
+    expect(alone.most).toBeLessThan(520);
+    expect(held.most).toBe(4501);
+    expect(alone.trips).toEqual(held.trips);
+    expect(alone.trips).toHaveLength(4501);
+    const multi = alone.trips.find((t) => t.mcp?.id === 'm1')!;
+    expect(multi.mcp!.rounds!.map((r) => r.seq)).toEqual([first, first + 3002]);
+  });
+
   it('lets go of sessions that ended long before, past its bound of sessions, with the same trace', () => {
     // The server lists a tool no request offers the model: each of its sessions has a finding to keep.
     const listed = { ...weather.find((r) => r.kind === 'response' && r.method === 'tools/call')!, seq: 50, method: 'tools/list', raw: '{"result":{"tools":[{"name":"get_weather"},{"name":"unlisted"}]},"jsonrpc":"2.0","id":9}', time: weather[1]!.time + 1 } as LogRecord;
