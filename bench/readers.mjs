@@ -6,8 +6,9 @@
 //
 // The logs are made from a captured round trip (fixtures/captures/roundtrip: an Ollama proxy log with its chunks
 // and the weather server's stdio log), repeated with new sessions and times, so every record is one a tap wrote.
-// The flood is what mcptap itself logs of that many tools/call requests piped through `mcptap -- cat`: one
-// session, nothing answered, the tap giving up on the oldest past its bound.
+// The floods are what mcptap itself logs of that many tools/call requests in one session: piped through
+// `mcptap -- cat` (nothing answered, the tap giving up on the oldest past its bound) and through a server that
+// answers each (bench/echo-server.mjs).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,11 +61,11 @@ function manyLogs(dir) {
   return folder;
 }
 
-function floodLog(dir) {
-  const folder = join(dir, 'flood');
+function floodLog(dir, name, server) {
+  const folder = join(dir, name);
   const call = (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_weather', arguments: { location: 'California' } } });
   const input = Array.from({ length: floodRequests }, (_, id) => call(id)).join('\n') + '\n';
-  spawnSync(process.execPath, [bin, '--log-dir', folder, '--', 'cat'], { input, stdio: ['pipe', 'ignore', 'ignore'], maxBuffer: 1 << 30 });
+  spawnSync(process.execPath, [bin, '--log-dir', folder, '--', ...server], { input, stdio: ['pipe', 'ignore', 'ignore'], maxBuffer: 1 << 30 });
   return folder;
 }
 
@@ -80,11 +81,13 @@ const dir = mkdtempSync(join(tmpdir(), 'mcptap-bench-readers-'));
 try {
   const big = bigLog(dir);
   const many = manyLogs(dir);
-  const flood = floodLog(dir);
+  const flood = floodLog(dir, 'flood', ['cat']);
+  const answered = floodLog(dir, 'answered', [process.execPath, join(here, 'echo-server.mjs')]);
   const inputs = [
     [`one log of ${(statSync(big).size / 1024 / 1024).toFixed(0)} MB`, big],
     [`${smallLogs} logs of ${(trip.flat().length / 2).toFixed(0)} records`, many],
     [`a flood to cat, ${floodRequests.toLocaleString('en')} calls`, flood],
+    [`a flood answered, ${floodRequests.toLocaleString('en')} calls`, answered],
   ];
   const commands = [
     ['view', (p) => ['view', '--no-color', p]],
