@@ -93,7 +93,8 @@ export function parseTraceparent(value: unknown): { traceId: string; spanId: str
 }
 
 interface OpenRequest {
-  record: RequestRecord;
+  /** What a span reads of its request (a peer that never answers leaves thousands waiting). */
+  record: Pick<RequestRecord, 'session' | 'label' | 'channel' | 'seq' | 'time' | 'dir' | 'id' | 'method' | 'tool' | 'protocolVersion'>;
   /** The request's params, parsed only when a span attribute needs them. */
   params?: Record<string, unknown>;
   events: SpanData['events'];
@@ -177,7 +178,8 @@ export class SpanBuilder {
   }
 
   private request(r: RequestRecord): void {
-    const o: OpenRequest = { record: r, events: [] };
+    const head = { session: r.session, label: r.label, channel: r.channel, seq: r.seq, time: r.time, dir: r.dir, id: r.id, method: r.method, tool: r.tool, protocolVersion: r.protocolVersion };
+    const o: OpenRequest = { record: head, events: [] };
     // Parsing every request again would double the JSON work of the tap: only when an attribute needs params.
     const needsParams = r.raw.includes('traceparent') || r.method === 'initialize' || r.method === 'prompts/get' || r.method.startsWith('resources/') || r.method === 'tools/call';
     if (needsParams) {
