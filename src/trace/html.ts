@@ -158,7 +158,7 @@ export function renderSequenceSvg(timeline: Timeline): string {
 
 /** A note that part of the trace is left off the page, and where to see all of it. */
 function more(left: number, what: string, command: string): string {
-  return left > 0 ? `<p class="hint">The first part only: ${left} more ${what} are in the logs (see them all with <code>${esc(command)}</code>).</p>` : '';
+  return left > 0 ? `<p class="hint">The first part only: ${left.toLocaleString('en')} more ${what} are in the logs (see them all with <code>${esc(command)}</code>).</p>` : '';
 }
 
 /**

@@ -75,7 +75,16 @@ describe('formatHtml on big traces', () => {
     const html = formatHtml(records, trace, buildTimeline(records, trace), { maxRecords: 4, maxSteps: 3 });
     expect(html.match(/<li( class="warn")?><details>/g)).toHaveLength(4);
     expect(html.match(/<line class="arrow"/g)).toHaveLength(3);
-    expect(html).toContain(`The first part only: ${records.length - 4} more records are in the logs`);
+    expect(html).toContain(`The first part only: ${(records.length - 4).toLocaleString('en')} more records are in the logs`);
     expect(html).toContain('more arrows are in the logs (see them all with <code>mcptap view --format mermaid</code>)');
+  });
+
+  it('writes the count left off with thousands separated', () => {
+    const one = weatherRoundTrip();
+    const records = Array.from({ length: Math.ceil(1200 / one.length) }, (_, n) => one.map((r) => ({ ...r, seq: r.seq + n * 1000, time: r.time + n * 60_000 }))).flat();
+    const trace = linkTrace(records);
+    const html = formatHtml(records, trace, buildTimeline(records, trace), { maxRecords: 4, maxSteps: 3 });
+    expect(records.length - 4).toBeGreaterThan(1000);
+    expect(html).toContain(`The first part only: ${Math.floor((records.length - 4) / 1000)},${String((records.length - 4) % 1000).padStart(3, '0')} more records are in the logs`);
   });
 });
