@@ -54,6 +54,8 @@ export function recordJson(draft: object, start = '{', end = '}'): RecordJson {
   const fields = draft as Record<string, unknown>;
   let head = start;
   let first = true;
+  // A plain string's closing quote waits to come with the next key (`","key":`): one string fewer per field.
+  let open = false;
   let raw: string | undefined;
   for (const key in fields) {
     const value = fields[key];
@@ -62,24 +64,25 @@ export function recordJson(draft: object, start = '{', end = '}'): RecordJson {
       continue;
     }
     // Each `+=` is one more string for V8 to make and later flatten: so a plain string's opening quote comes
-    // with its key, and the key with its comma.
-    if (typeof value === 'string' && !NEEDS_ESCAPE.test(value)) {
-      head += keyJson(key, first).openString;
-      head += value;
-      head += '"';
+    // with its key, the key with its comma, and the key with its value (V8 copies a short sum into one string).
+    if (typeof value === 'string') {
+      const plain = !NEEDS_ESCAPE.test(value);
+      const json = keyJson(key, first, open);
+      head += plain ? json.openString + value : json.name + JSON.stringify(value);
+      open = plain;
     } else {
       const json = valueJson(value);
       if (json === undefined) continue;
-      head += keyJson(key, first).name;
-      head += json;
+      head += keyJson(key, first, open).name + json;
+      open = false;
     }
     first = false;
   }
   if (raw === undefined) {
-    const text = `${head}${end}`;
+    const text = `${head}${open ? `"${end}` : end}`;
     return { text, exact: text };
   }
-  head += first ? '"raw":' : ',"raw":';
+  head += first ? '"raw":' : open ? '","raw":' : ',"raw":';
   // Undefined when the tap did not parse the raw (the session's drafts carry the key either way).
   const parsed = (draft as Record<PropertyKey, unknown>)[RAW_PARSED] !== undefined;
   let rawJson: string;
@@ -133,16 +136,20 @@ interface KeyJson {
   openString: string;
 }
 
-/** By key name, as the first field and as a later one (with its comma); the names are the schema's, a few dozen. */
+/**
+ * By key name: as the first field, as a later one (with its comma), and after a plain string (with its closing
+ * quote too); the names are the schema's, a few dozen.
+ */
 const FIRST_KEY_JSON = new Map<string, KeyJson>();
 const NEXT_KEY_JSON = new Map<string, KeyJson>();
+const AFTER_STRING_KEY_JSON = new Map<string, KeyJson>();
 const MAX_KEYS = 1024;
 
-function keyJson(key: string, first: boolean): KeyJson {
-  const known = first ? FIRST_KEY_JSON : NEXT_KEY_JSON;
+function keyJson(key: string, first: boolean, afterString: boolean): KeyJson {
+  const known = first ? FIRST_KEY_JSON : afterString ? AFTER_STRING_KEY_JSON : NEXT_KEY_JSON;
   let json = known.get(key);
   if (json === undefined) {
-    const name = `${first ? '' : ','}${quote(key)}:`;
+    const name = `${first ? '' : afterString ? '",' : ','}${quote(key)}:`;
     json = { name, openString: `${name}"` };
     if (known.size < MAX_KEYS) known.set(key, json);
   }

@@ -85,6 +85,18 @@ describe('recordJson', () => {
     }
   });
 
+  it('closes a plain string wherever it falls: before a number, an escaped string, raw, or the end', () => {
+    const drafts = [
+      { kind: 'request', bytes: 2, msg: 'a "quoted" word', tool: 'echo' },
+      { kind: 'request', msg: '', dir: 'c2s', raw: 'x' },
+      { msg: 'first', skipped: undefined, id: null, method: 'tools/call' },
+    ];
+    for (const draft of drafts) {
+      expect(recordJson(draft).text).toBe(JSON.stringify(draft));
+      expect(recordJson(draft, '{"v":2,', '}\n').text).toBe(`{"v":2,${JSON.stringify(draft).slice(1)}\n`);
+    }
+  });
+
   it('writes ids and numbers as JSON.stringify does: huge, fractional, null, not finite', () => {
     for (const id of [0, -0, 1e21, 2 ** 53 + 1, 0.1, -1.5e-7, Number.MAX_VALUE, null, 'id', Infinity, NaN]) {
       const draft = { time: 1, kind: 'response', dir: 's2c', id, latencyMs: 0.25, msg: 'm' };
