@@ -95,7 +95,16 @@ class WasmLiteralScanner implements LiteralScanner {
   }
 
   holdsAny(text: string): boolean {
-    return this.eachLiteral(text, () => true);
+    if (text.length > WINDOW_CHARS) return this.eachLiteral(text, () => true);
+    // One window, as every short record is: no callback to make, nor to call at each candidate.
+    this.ensureRoom(text.length);
+    this.bytes.write(text, TEXT_AT, text.length, 'latin1');
+    const { find } = this.module;
+    for (let at = find(0, text.length); at !== -1; at = find(at + 1, text.length)) {
+      this.literalAt.lastIndex = at;
+      if (this.literalAt.test(text)) return true;
+    }
+    return false;
   }
 
   eachLiteral(text: string, found: (at: number) => boolean): boolean {
