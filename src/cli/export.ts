@@ -54,7 +54,7 @@ export const registerExport: RegisterCommand = (cli) =>
           const done = await writeHar(stream.records, output);
           await output.close();
           progress.done();
-          if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records} records to ${out}\n`);
+          if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records.toLocaleString('en')} records to ${out}\n`);
           return;
         }
         const spanOptions = { ...linkOptions, haveLlm: stream.haveLlm, onNote: printNote };
@@ -75,7 +75,7 @@ export const registerExport: RegisterCommand = (cli) =>
         const done = await writeOtlp(stream.records, output, spanOptions);
         await output.close();
         progress.done();
-        if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records} records to ${out}\n`);
+        if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records.toLocaleString('en')} records to ${out}\n`);
       } catch (error) {
         fail(error);
       }

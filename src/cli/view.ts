@@ -68,7 +68,7 @@ export const registerView: RegisterCommand = (cli) =>
         await output.close();
         progress.done();
         for (const note of done.notes) printNote(note);
-        if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records} records to ${out}\n`);
+        if (out !== undefined) process.stderr.write(`mcptap: wrote ${format} of ${done.records.toLocaleString('en')} records to ${out}\n`);
       } catch (error) {
         fail(error);
       }
