@@ -16,6 +16,7 @@
  * Counts stay true when the log lost records (the writer drops them when the disk falls behind, and says how
  * many): a request with no response in such a log is `unknown`, not unanswered.
  */
+import { requestHead, type RequestHead } from '../log/request-head.js';
 import type { LogRecord } from '../log/schema.js';
 import { isLlmCall, type TraceDiagnostic } from '../trace/link.js';
 import { TraceLinker } from '../trace/linker.js';
@@ -132,13 +133,6 @@ function checking(checker: Checker, linker: TraceLinker): (r: LogRecord) => void
   };
 }
 
-/** What a finding about an unanswered request says of it (the request itself, its frame, is not held). */
-type OpenRequest = Pick<Extract<LogRecord, { kind: 'request' }>, 'session' | 'label' | 'seq' | 'time' | 'dir' | 'method' | 'tool' | 'id'>;
-
-function openRequest(r: Extract<LogRecord, { kind: 'request' }>): OpenRequest {
-  return { session: r.session, label: r.label, seq: r.seq, time: r.time, dir: r.dir, method: r.method, tool: r.tool, id: r.id };
-}
-
 /** Key of a request within its session's log. */
 function key(session: string, seq: number): string {
   return `${session}#${seq}`;
@@ -158,7 +152,7 @@ export class Checker {
    * Requests not yet answered, by (session, seq), in the order sent; `settled` once cancelled (no answer is
    * due, but the `pending` record that may follow is about a request the log holds).
    */
-  private readonly open = new Map<string, { request: OpenRequest; settled: boolean }>();
+  private readonly open = new Map<string, { request: RequestHead; settled: boolean }>();
   private readonly starts = new StartFailures();
   private readonly maxSessions: number;
   /** Sessions whose `exit` or `close` was read, by its time, until they are folded or kept for good. */
@@ -178,7 +172,7 @@ export class Checker {
     switch (r.kind) {
       case 'request':
         s.requests++;
-        this.open.set(key(r.session, r.seq), { request: openRequest(r), settled: false });
+        this.open.set(key(r.session, r.seq), { request: requestHead(r), settled: false });
         // Headers that disagree with the body: the server rejects the request (2026-07-28, -32020).
         if (r.headerMismatch) this.find('invalid', r, r.msg);
         break;

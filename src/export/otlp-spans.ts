@@ -32,6 +32,7 @@ import type {
 import type { ToolRoundTrip, Trace, TraceTurn } from '../trace/link.js';
 import { asObject, asString } from '../protocols/mcp.js';
 import { parseRawObject } from '../log/reader.js';
+import { requestHead, type RequestHead } from '../log/request-head.js';
 
 /** An attribute value as OTLP carries it. */
 export type SpanAttributeValue = string | number | boolean | string[];
@@ -93,8 +94,7 @@ export function parseTraceparent(value: unknown): { traceId: string; spanId: str
 }
 
 interface OpenRequest {
-  /** What a span reads of its request (a peer that never answers leaves thousands waiting). */
-  record: Pick<RequestRecord, 'session' | 'label' | 'channel' | 'seq' | 'time' | 'dir' | 'id' | 'method' | 'tool' | 'protocolVersion'>;
+  record: RequestHead;
   /** The request's params, parsed only when a span attribute needs them. */
   params?: Record<string, unknown>;
   events: SpanData['events'];
@@ -178,8 +178,7 @@ export class SpanBuilder {
   }
 
   private request(r: RequestRecord): void {
-    const head = { session: r.session, label: r.label, channel: r.channel, seq: r.seq, time: r.time, dir: r.dir, id: r.id, method: r.method, tool: r.tool, protocolVersion: r.protocolVersion };
-    const o: OpenRequest = { record: head, events: [] };
+    const o: OpenRequest = { record: requestHead(r), events: [] };
     // Parsing every request again would double the JSON work of the tap: only when an attribute needs params.
     const needsParams = r.raw.includes('traceparent') || r.method === 'initialize' || r.method === 'prompts/get' || r.method.startsWith('resources/') || r.method === 'tools/call';
     if (needsParams) {

@@ -5,6 +5,7 @@
 import type { HttpRequestRecord, LlmErrorRecord, LlmRequestRecord, LlmResponseRecord, LlmToolCall, LogRecord, RequestRecord, ResponseRecord } from '../log/schema.js';
 import { asObject, asString, peerInfo, toolNames } from '../protocols/mcp.js';
 import { parseRawObject } from '../log/reader.js';
+import { requestHead, type RequestHead } from '../log/request-head.js';
 import { canonicalJson, parseTextToolCalls, toolResultText, type RoundTripRound, type TraceSession } from './link.js';
 
 /** One LLM HTTP exchange: its request, and its reply or error. */
@@ -43,7 +44,7 @@ export interface ModelCall {
 
 /** One MCP `tools/call` and its answer. */
 export interface McpCall {
-  request: McpCallRequest;
+  request: RequestHead;
   response?: McpCallResponse;
   name: string;
   arguments: unknown;
@@ -58,11 +59,7 @@ export interface McpCall {
   givenUp?: boolean;
 }
 
-/**
- * What a call keeps of its request and answer (the round trip says no more of them): a busy server has thousands
- * of calls in the window, and a whole record with its frame is most of a kilobyte.
- */
-export type McpCallRequest = Pick<RequestRecord, 'session' | 'label' | 'seq' | 'time' | 'id'>;
+/** What a call keeps of its answer (the round trip says no more of it; its request: RequestHead). */
 export type McpCallResponse = Pick<ResponseRecord, 'time' | 'seq' | 'error' | 'isError' | 'resultType' | 'latencyMs' | 'callLatencyMs'>;
 
 /** The order the model decided in, which the linker's first-come matching follows (ties: reply end, exchange, position). */
@@ -144,8 +141,7 @@ export function mcpCallOf(r: RequestRecord, open: Map<string, McpCall>, ord: num
     (first.rounds ??= []).push({ seq: r.seq, latencyMs: null, resultType: null });
     return undefined;
   }
-  const request = { session: r.session, label: r.label, seq: r.seq, time: r.time, id: r.id };
-  const call: McpCall = { request, name: r.tool ?? asString(params?.name) ?? '(unknown tool)', arguments: args, canonical: canonicalJson(args), resultText: null, used: false, ord };
+  const call: McpCall = { request: requestHead(r), name: r.tool ?? asString(params?.name) ?? '(unknown tool)', arguments: args, canonical: canonicalJson(args), resultText: null, used: false, ord };
   open.set(`${r.session}\u0000${r.seq}`, call);
   return call;
 }

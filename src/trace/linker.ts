@@ -95,7 +95,7 @@ export class TraceLinker {
   private mcpCalls: McpCall[] = [];
   private readonly openCalls = new Map<string, McpCall>();
   /** Calls let go before their answer came, by their open keys. */
-  private readonly unanswered = new Set<string>();
+  private unanswered = new Set<string>();
   private sawLlm = false;
   private readonly offers: Offers = { offeredToModel: new Set(), reached: new Set(), mapped: new Set(), listedSeq: new Map() };
   private committedTurns = 0;
@@ -478,8 +478,9 @@ export class TraceLinker {
         const key = `${c.request.session}\u0000${seq}`;
         if (!this.openCalls.delete(key) || c.response) continue;
         this.unanswered.add(key);
-        // Only a note counts late answers: past the bound, the oldest are no longer watched for.
-        if (this.unanswered.size > this.maxHeld) this.unanswered.delete(this.unanswered.values().next().value as string);
+        // Only a note counts late answers: past twice the bound, the older half is no longer watched for (at once:
+        // deleting the oldest one at a time walks a Set's deleted entries from its head each time).
+        if (this.unanswered.size > 2 * this.maxHeld) this.unanswered = new Set([...this.unanswered].slice(this.maxHeld));
       }
     }
   }
