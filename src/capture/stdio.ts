@@ -353,7 +353,7 @@ function startInspection(config: StdioInspectorConfig, options: StdioTapOptions,
   if (opened.fd !== undefined) notice(`logging ${config.label} to ${config.logFile}`);
   const hooks = { notice, ...(options.sink ? { sink: options.sink } : {}), ...(options.onRecord ? { onRecord: options.onRecord } : {}) };
   const inline = options.inspectionThread === false || options.sink !== undefined || options.onRecord !== undefined;
-  return new StdioCalls(openChannel('stdio-inspector', opened, { inline, maxBacklogBytes: STDIO_MAX_BACKLOG_BYTES, reports: 1, hooks }), config.maxBody);
+  return new StdioCalls(openChannel('stdio-inspector', opened, { inline, maxBacklogBytes: STDIO_MAX_BACKLOG_BYTES, reports: 1, collectYoungEarly: false, hooks }), config.maxBody);
 }
 
 /** True while any process is left in the process group `pgid`. */

@@ -189,7 +189,7 @@ function yieldToTheTraffic(): void {
 if (parentPort) {
   const data = workerData as ChannelWorkerData;
   const port = parentPort;
-  if (data.keepYoungGenerationSmall) void keepYoungGenerationsSmallNow();
+  if (data.keepYoungGenerationSmall) void keepYoungGenerationsSmallNow(data.collectYoungEarly);
   const module = (await import(new URL(`./${data.inspector}.js`, import.meta.url).href)) as { createInspector: CreateInspector };
   const inspector = module.createInspector(data.config as never, { notice: (notice) => port.postMessage({ notice }) });
   serve(port, inspector, new Int32Array(data.shared), Buffer.from(data.ring));

@@ -68,11 +68,12 @@ export type InspectorName = 'stdio-inspector' | 'http-inspector';
  * or the thread could not start. Inline, the inspector is loaded on first use: the main thread of a plain
  * `mcptap -- server` never loads its code.
  */
-export function openChannel(inspector: InspectorName, config: InspectorLogConfig, options: { inline: boolean; maxBacklogBytes: number; reports?: number; hooks: InspectorHooks }): Channel {
+export function openChannel(inspector: InspectorName, config: InspectorLogConfig, options: { inline: boolean; maxBacklogBytes: number; reports?: number; collectYoungEarly?: boolean; hooks: InspectorHooks }): Channel {
   const { notice } = options.hooks;
   if (!options.inline && config.fd !== undefined) {
     try {
-      return new ThreadChannel({ inspector, config, maxBacklogBytes: options.maxBacklogBytes, ...(options.reports ? { reports: options.reports } : {}), notice });
+      const { maxBacklogBytes, reports, collectYoungEarly } = options;
+      return new ThreadChannel({ inspector, config, maxBacklogBytes, ...(reports ? { reports } : {}), ...(collectYoungEarly === false ? { collectYoungEarly } : {}), notice });
     } catch (error) {
       notice(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
     }
@@ -243,6 +244,8 @@ export interface ChannelWorkerData {
   shared: SharedArrayBuffer;
   ring: SharedArrayBuffer;
   keepYoungGenerationSmall: boolean;
+  /** And collected early (young-generation.ts). */
+  collectYoungEarly: boolean;
 }
 
 export interface ChannelOptions {
@@ -253,6 +256,8 @@ export interface ChannelOptions {
   maxBacklogBytes: number;
   /** How many figures the inspector reports. */
   reports?: number;
+  /** False: the young generations are kept small but not collected early (young-generation.ts). */
+  collectYoungEarly?: boolean;
   notice: (message: string) => void;
 }
 
@@ -285,6 +290,7 @@ export class ThreadChannel implements Channel {
       shared,
       ring,
       keepYoungGenerationSmall: youngGenerationKeptSmall(),
+      collectYoungEarly: options.collectYoungEarly ?? true,
     };
     this.worker = startWorker(workerScript('channel-thread'), workerData);
     this.worker.on('message', (message: { notice: string }) => options.notice(message.notice));

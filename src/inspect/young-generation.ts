@@ -1,6 +1,6 @@
 /**
- * Young generations (V8's nursery) kept at their starting size and collected early, in mcptap's own processes:
- * a relayed chunk's bytes are freed only once a collection finds its handle dead, and under a fast stream V8
+ * Young generations (V8's nursery) kept at their starting size (for HTTP also collected early) in mcptap's own
+ * processes: a relayed chunk's bytes are freed only once a collection finds its handle dead, and under a fast stream V8
  * grows a busy thread's young generation until they pile up (the 1 GiB stream's RSS, docs/benchmarks.md).
  * V8's flags are per process but reset whenever V8 sets up a worker's heap, so the inspection thread sets them
  * once it runs. Only the CLI asks for it; the main thread never loads node:v8.
@@ -22,11 +22,12 @@ export function youngGenerationKeptSmall(): boolean {
 const MINOR_GC_TASK_TRIGGER = 20;
 
 /**
- * Keep young generations small and collect them early, in every thread of the process: for an inspection
- * thread, once it runs.
+ * Keep young generations small, in every thread of the process (for an inspection thread, once it runs), and
+ * collect them early when `collectEarly`: the HTTP relay's memory wants it, while on stdio round trips the
+ * early collections cost the relay's thread more than the memory they save is worth.
  */
-export async function keepYoungGenerationsSmallNow(): Promise<void> {
+export async function keepYoungGenerationsSmallNow(collectEarly: boolean): Promise<void> {
   const { setFlagsFromString } = await import('node:v8');
   setFlagsFromString('--semi-space-growth-factor=1');
-  setFlagsFromString(`--minor-gc-task-trigger=${MINOR_GC_TASK_TRIGGER}`);
+  if (collectEarly) setFlagsFromString(`--minor-gc-task-trigger=${MINOR_GC_TASK_TRIGGER}`);
 }
