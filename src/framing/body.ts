@@ -19,11 +19,17 @@ export interface CapturedBody {
   truncated?: boolean;
 }
 
+const NO_BYTES = Buffer.alloc(0);
+
 /** Keeps the first `maxBytes` of a body and counts the rest. */
 export class BodyCapture {
   private readonly maxBytes: number;
-  private pieces: Buffer[] = [];
-  private kept = 0;
+  /**
+   * The kept head, each piece copied in as it comes (room doubling): holding each chunk's Buffer instead kept
+   * thousands of them alive through every young collection of a long stream.
+   */
+  private kept = NO_BYTES;
+  private keptBytes = 0;
   private total = 0;
   /** The last bytes of the body (at most 256), kept once it outgrows the cap. */
   private last: Buffer | undefined;
@@ -35,15 +41,21 @@ export class BodyCapture {
   /** Add the next piece of the body. */
   push(chunk: Buffer): void {
     this.total += chunk.length;
-    const room = this.maxBytes - this.kept;
+    const room = this.maxBytes - this.keptBytes;
     if (this.last !== undefined || chunk.length > room) {
-      const before = this.last ?? Buffer.concat(this.pieces, this.kept);
+      const before = this.last ?? this.head();
       this.last = Buffer.from((chunk.length >= 256 ? chunk : Buffer.concat([before, chunk])).subarray(-256));
     }
     if (room <= 0) return;
-    const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    this.pieces.push(piece);
-    this.kept += piece.length;
+    const n = Math.min(chunk.length, room);
+    const need = this.keptBytes + n;
+    if (need > this.kept.length) {
+      const more = Buffer.allocUnsafe(Math.min(this.maxBytes, Math.max(need, 2 * this.kept.length)));
+      this.kept.copy(more, 0, 0, this.keptBytes);
+      this.kept = more;
+    }
+    chunk.copy(this.kept, this.keptBytes, 0, n);
+    this.keptBytes = need;
   }
 
   /** The body's last bytes (at most 256) when it outgrew the cap, else undefined (the head is the whole body). */
@@ -58,16 +70,15 @@ export class BodyCapture {
 
   /** The kept head as one buffer. */
   head(): Buffer {
-    if (this.pieces.length !== 1) this.pieces = [Buffer.concat(this.pieces, this.kept)];
-    return this.pieces[0]!;
+    return this.kept.subarray(0, this.keptBytes);
   }
 
   /** The kept head, as text when it is UTF-8 (a multi-byte character cut by the cap is dropped), else base64. */
   result(): CapturedBody {
     const out: CapturedBody = { bytes: this.total };
-    const truncated = this.total > this.kept;
+    const truncated = this.total > this.keptBytes;
     if (truncated) out.truncated = true;
-    if (this.kept === 0) return out;
+    if (this.keptBytes === 0) return out;
     let head = this.head();
     if (truncated) head = trimPartialUtf8(head);
     if (isUtf8(head)) out.body = head.toString('utf8');

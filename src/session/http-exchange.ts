@@ -216,7 +216,8 @@ export class HttpExchange {
   private status: number | undefined;
   private resHeadMono = 0;
   private resBytes = 0;
-  private readonly chunkMarks: [number, number][] = [];
+  /** Each chunk's time since the head and its length, in turn: pairs made per chunk lived through every young collection. */
+  private readonly chunkMarks: number[] = [];
   private resBody: BodyCapture;
   private framing: Framing = 'body';
   private sse: SseFramer | undefined;
@@ -365,15 +366,19 @@ export class HttpExchange {
 
   /** A piece of the response body, as forwarded (still compressed, if it was). */
   responseData(chunk: Buffer, time: number, mono: number): void {
-    this.later(() => {
-      if (this.done || this.uninspectedBytes > 0) return;
-      this.resBytes += chunk.length;
-      const since = roundMs(mono - this.resHeadMono);
-      if (this.chunkMarks.length < MAX_CHUNK_MARKS) this.chunkMarks.push([since, chunk.length]);
-      else this.chunkMarks[this.chunkMarks.length - 1]![1] += chunk.length;
-      if (this.decoder) this.decoder.push(chunk);
-      else this.consume(chunk, time, mono);
-    });
+    // Not wrapped in a closure for later() unless the request body is still being read: this runs for every chunk.
+    if (this.waiting) this.waiting.push(() => this.takeResponseData(chunk, time, mono));
+    else this.takeResponseData(chunk, time, mono);
+  }
+
+  private takeResponseData(chunk: Buffer, time: number, mono: number): void {
+    if (this.done || this.uninspectedBytes > 0) return;
+    this.resBytes += chunk.length;
+    const marks = this.chunkMarks;
+    if (marks.length < 2 * MAX_CHUNK_MARKS) marks.push(roundMs(mono - this.resHeadMono), chunk.length);
+    else marks[marks.length - 1]! += chunk.length;
+    if (this.decoder) this.decoder.push(chunk);
+    else this.consume(chunk, time, mono);
   }
 
   /**
@@ -562,7 +567,7 @@ export class HttpExchange {
       };
       if (replyComplete) draft.replyComplete = true;
       if (this.status !== undefined) draft.status = this.status;
-      if (this.chunkMarks.length) draft.chunks = this.chunkMarks;
+      if (this.chunkMarks.length) draft.chunks = pairsOf(this.chunkMarks);
       if (this.uninspectedBytes > 0) draft.uninspectedBytes = this.uninspectedBytes;
       if (error) draft.error = error;
       // A client closing an event stream is how SSE streams usually end (EventSource.close, client.close()).
@@ -729,4 +734,11 @@ function describeEnd(
     case 'upgraded':
       return `${what} switched to WebSocket after ${formatMs(durationMs)}.`;
   }
+}
+
+/** [a, b, c, d, …] as [[a, b], [c, d], …]. */
+function pairsOf(flat: readonly number[]): [number, number][] {
+  const pairs: [number, number][] = [];
+  for (let i = 0; i < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
+  return pairs;
 }

@@ -9,6 +9,7 @@ import { preview, previewJson } from '../protocols/mcp.js';
 import { errorText, errorTypeOf, parseJson, toolResultNames, type LlmChunkInfo, type LlmReply, type LlmReplyAssembler, type LlmRequestSummary } from '../protocols/llm.js';
 import { DIALECTS, type LlmDialect } from '../protocols/dialects.js';
 import { formatMs } from './annotate.js';
+import { quote } from '../log/record-json.js';
 
 export interface LlmTurnOptions {
   sink: RecordSink;
@@ -206,7 +207,7 @@ export class LlmTurn {
 
 /** What one streamed chunk carries: text, a reasoning step, a tool call (by name once complete), the end, or only metadata. */
 function chunkSentence(info: LlmChunkInfo, completedTool: string | undefined): string {
-  if (info.delta) return `Model streams ${JSON.stringify(preview(info.delta, 60))}.`;
+  if (info.delta) return `Model streams ${quote(preview(info.delta, 60))}.`;
   if (info.thinking) return 'Model streams a reasoning step.';
   if (completedTool) return `Model streams the tool call ${completedTool}, now complete.`;
   if (info.content) return 'Model streams a tool call.';

@@ -3,7 +3,7 @@
  * sink: which records come out, in which session, correlated across exchanges.
  */
 import { describe, expect, it } from 'vitest';
-import { HttpObserver, type HttpExchange } from '../../src/session/http-exchange.js';
+import { HttpObserver, MAX_CHUNK_MARKS, type HttpExchange } from '../../src/session/http-exchange.js';
 import type { RecordDraft } from '../../src/log/schema.js';
 
 type Draft = RecordDraft & Record<string, unknown>;
@@ -204,5 +204,18 @@ describe('HttpExchange: model calls bigger than --max-body', () => {
     expect(records.find((r) => r.kind === 'http-request')).toMatchObject({ bodyTruncated: true, bodyBytes: request.length });
     expect(records.find((r) => r.kind === 'llm-request')).toMatchObject({ model: 'llava', messageCount: 1, tools: ['zoom'], prompt: 'what is in this picture?' });
     expect(records.find((r) => r.kind === 'llm-response')).toMatchObject({ content: 'a cat' });
+  });
+});
+
+describe('HttpExchange: chunk marks', () => {
+  it('marks each chunk as [ms since the head, bytes] up to MAX_CHUNK_MARKS, the rest counted into the last', () => {
+    const { records, exchange } = setup(false);
+    const pieces = Array.from({ length: MAX_CHUNK_MARKS + 3 }, (_, i) => (i === 0 ? 'ab' : 'c'));
+    exchange('GET', '/plain', {}, '', 200, { 'content-type': 'text/plain' }, pieces);
+    const chunks = records.find((r) => r.kind === 'http-end')!.chunks as [number, number][];
+    expect(chunks).toHaveLength(MAX_CHUNK_MARKS);
+    expect(chunks[0]).toEqual([1, 2]);
+    expect(chunks[1]).toEqual([2, 1]);
+    expect(chunks.at(-1)![1]).toBe(4);
   });
 });
