@@ -13,7 +13,7 @@ import type { RoundTripRound, Trace } from './link.js';
 import { formatMermaid } from './mermaid.js';
 import { joinPretty, prettyLabelWidth, prettyParts, type PrettyParts } from './pretty.js';
 import { formatRoundTripSummary } from './summary.js';
-import type { Timeline } from './timeline.js';
+import type { DrawnTimeline, Timeline } from './timeline.js';
 
 /** Largest piece of JSON shown for one record; the log itself keeps everything. */
 const MAX_JSON_CHARS = 64 * 1024;
@@ -49,7 +49,7 @@ export interface HtmlPage {
   items: RecordItems;
   trace: Trace;
   /** The diagram's participants and the arrows drawn (the first ones). */
-  drawn: Timeline;
+  drawn: DrawnTimeline;
   /** Arrows of the logs not drawn. */
   moreSteps: number;
   /** Sessions, turns and round trips of the logs that the page's tables leave out (a stream's page lists the first). */
@@ -109,7 +109,7 @@ const FIRST_ROW = HEAD_Y + HEAD_H + 34;
  * requests, dashed for replies, red for errors), notes as boxes on a lifeline. Each arrow's full text is in its
  * `<title>` (shown on hover); the label is cut to fit its span.
  */
-export function renderSequenceSvg(timeline: Timeline): string {
+export function renderSequenceSvg(timeline: DrawnTimeline): string {
   const index = new Map(timeline.participants.map((p, i) => [p.id, i]));
   const x = (id: string): number => MARGIN + COL * (index.get(id) ?? 0) + COL / 2;
   const width = MARGIN * 2 + COL * timeline.participants.length;

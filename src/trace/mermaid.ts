@@ -2,10 +2,10 @@
  * `view --format mermaid`: the timeline as a Mermaid `sequenceDiagram` — paste it into a Markdown file on GitHub,
  * or into mermaid.live, and the round trip is drawn. Pure: a Timeline in, text out.
  */
-import type { Participant, Timeline, TimelineStep } from './timeline.js';
+import type { DrawnTimeline, Participant, TimelineStep } from './timeline.js';
 
 /** The diagram's source text, one statement per line. */
-export function formatMermaid(timeline: Timeline): string {
+export function formatMermaid(timeline: DrawnTimeline): string {
   const alias = new Map(timeline.participants.map((p, i) => [p.id, aliasOf(p.kind, i)]));
   const lines = ['sequenceDiagram'];
   for (const p of timeline.participants) lines.push(mermaidParticipant(p, alias.get(p.id)!));

@@ -38,6 +38,18 @@ export interface Timeline {
   steps: TimelineStep[];
 }
 
+/**
+ * A step as a stream draws it, without its record: arrows wait in the stream to be sorted, and a record each
+ * kept every flood record alive for as long.
+ */
+export type TimelineArrow = Omit<TimelineStep, 'record'>;
+
+/** The participants and the arrows a page draws (a Timeline, or a stream's arrows). */
+export interface DrawnTimeline {
+  participants: Participant[];
+  steps: readonly TimelineArrow[];
+}
+
 /** What an `input_required` result asks the user, from its elicitations' messages. */
 function inputAsks(raw: string): string | undefined {
   const result = asObject(parseRawObject(raw)?.result);
@@ -65,7 +77,7 @@ export function buildTimeline(records: readonly LogRecord[], trace: Trace): Time
   const steps: TimelineStep[] = [];
   for (const r of records) {
     const key = 'exchange' in r ? `${r.session}\u0000${r.exchange}` : '';
-    steps.push(...stepsOf(r, { prompt: firstOfTurn.get(key), last: lastOfTurn.has(key), fed: fedInto.get(key) ?? [], requestTime: requestTime.get(key) }));
+    for (const arrow of stepsOf(r, { prompt: firstOfTurn.get(key), last: lastOfTurn.has(key), fed: fedInto.get(key) ?? [], requestTime: requestTime.get(key) })) steps.push(Object.assign(arrow, { record: r }));
   }
   steps.sort((a, b) => a.time - b.time);
   // Only who takes part: an MCP-only log has no User or LLM column.
@@ -133,10 +145,10 @@ interface StepContext {
 }
 
 /** The arrows one record draws. */
-function stepsOf(r: LogRecord, ctx: StepContext): TimelineStep[] {
-  const steps: TimelineStep[] = [];
+function stepsOf(r: LogRecord, ctx: StepContext): TimelineArrow[] {
+  const steps: TimelineArrow[] = [];
   const add = (from: string, to: string, text: string, style: TimelineStep['style'], time = r.time): void => {
-    steps.push({ time, from, to, text: preview(text, STEP_CHARS), style, record: r });
+    steps.push({ time, from, to, text: preview(text, STEP_CHARS), style });
   };
   switch (r.kind) {
     case 'llm-request': {
@@ -247,13 +259,13 @@ export class TimelineStream {
   /** The records of LLM exchanges whose turn is not known yet, by session and exchange. */
   private readonly held = new Map<string, { records: { r: LogRecord; ord: number }[]; requestTime?: number }>();
   private readonly fedInto = new Map<string, string[]>();
-  private ready: { step: TimelineStep; key: [number, number, number] }[] = [];
+  private ready: { step: TimelineArrow; key: [number, number, number] }[] = [];
   private ord = 0;
   private now = -Infinity;
   /** Arrows gathered before the next look: sorting at every record would be quadratic behind a held exchange. */
   private nextLook = 256;
 
-  constructor(private readonly out: (step: TimelineStep) => void) {}
+  constructor(private readonly out: (step: TimelineArrow) => void) {}
 
   /** Take the next record (before the linker takes it). */
   push(r: LogRecord): void {

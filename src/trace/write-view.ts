@@ -10,7 +10,7 @@ import type { LinkOptions, ToolRoundTrip, TraceSession, TraceTurn } from './link
 import { TraceLinker, type LinkEnd } from './linker.js';
 import { joinPretty, prettyLabelWidth, prettyParts, type PrettyOptions } from './pretty.js';
 import { SummaryTables } from './summary.js';
-import { arrowOf, timelineLine, TimelineStream, type Participant, type TimelineStep } from './timeline.js';
+import { arrowOf, timelineLine, TimelineStream, type Participant, type TimelineArrow, type TimelineStep } from './timeline.js';
 import { aliasOf, mermaidParticipant, mermaidStep } from './mermaid.js';
 import { DEFAULT_HTML_MAX_RECORDS, DEFAULT_HTML_MAX_STEPS, htmlPageParts, RecordItems, type HtmlOptions } from './html.js';
 
@@ -116,7 +116,7 @@ class StepSpool {
   readonly pairs = new Map<string, { from: string; to: string }>();
   first: number | undefined;
 
-  add = (s: TimelineStep): void => {
+  add = (s: TimelineArrow): void => {
     this.first ??= s.time;
     this.used.add(s.from);
     this.used.add(s.to);
@@ -198,7 +198,7 @@ export async function writeMermaidView(records: AsyncIterable<LogRecord>, out: L
 export async function writeHtmlView(records: AsyncIterable<LogRecord>, out: LineSink & { write(text: string): Promise<void> }, options: WriteViewOptions & HtmlOptions): Promise<ViewDone> {
   const items = new RecordItems(options.maxRecords ?? DEFAULT_HTML_MAX_RECORDS);
   const maxSteps = options.maxSteps ?? DEFAULT_HTML_MAX_STEPS;
-  const steps: TimelineStep[] = [];
+  const steps: TimelineArrow[] = [];
   const used = new Set<string>();
   let moreSteps = 0;
   const timeline = new TimelineStream((s) => {
