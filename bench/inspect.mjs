@@ -3,7 +3,8 @@
 // `node bench/inspect.mjs [small|large|large-json] [frames]`; prints frames per CPU second and CPU ns per byte
 // (all threads, and the main thread alone: the rest is the thread pool writing the log and V8's helpers).
 // large-json: 64 KiB frames whose text is JSON inside a JSON string (a tool result quoting a document), every
-// other character a `\"` to escape.
+// other character a `\"` to escape. flood: small requests that the server side echoes back, as `mcptap -- cat`
+// does: nothing is answered, and past 10,000 open requests each new one pushes the oldest out (a `pending` record).
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,13 +24,14 @@ export function traffic(kind, frames) {
   let bytes = 0;
   const payload = kind === 'large' ? 'x'.repeat(64 * 1024 - 120) : kind === 'large-json' ? '{\\"k\\":1}'.repeat(Math.floor((64 * 1024 - 120) / 9)) : '';
   // The same number of frames per chunk both ways, so each answer comes after its request.
-  const perChunk = kind === 'small' ? 600 : 1;
+  const perChunk = kind === 'small' || kind === 'flood' ? 600 : 1;
   for (let first = 0; first < frames / 2; first += perChunk) {
     let requests = '';
     let answers = '';
     for (let id = first; id < Math.min(first + perChunk, frames / 2); id++) {
-      requests += `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello ${id}${payload}"}}}\n`;
-      answers += `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello ${id}${payload}"}]}}\n`;
+      const request = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello ${id}${payload}"}}}\n`;
+      requests += request;
+      answers += kind === 'flood' ? request : `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"hello ${id}${payload}"}]}}\n`;
     }
     c2s.push(Buffer.from(requests));
     s2c.push(Buffer.from(answers));
@@ -50,7 +52,7 @@ function mainThreadNs() {
   }
 }
 
-export async function runInspectBench({ kind = 'small', frames = kind === 'small' ? 200_000 : 2000 } = {}) {
+export async function runInspectBench({ kind = 'small', frames = kind === 'small' || kind === 'flood' ? 200_000 : 2000 } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'mcptap-inspect-'));
   const logFile = join(dir, 'inspect.ndjson');
   const config = openLogForInspection({ logFile, session: 'bench', label: 'bench', maxBody: 1024 * 1024 }, () => {});
