@@ -66,7 +66,7 @@ export function recordJson(draft: object, start = '{', end = '}'): RecordJson {
     // Each `+=` is one more string for V8 to make and later flatten: so a plain string's opening quote comes
     // with its key, the key with its comma, and the key with its value (V8 copies a short sum into one string).
     if (typeof value === 'string') {
-      const plain = !NEEDS_ESCAPE.test(value);
+      const plain = isPlain(value);
       const json = keyJson(key, first, open);
       head += plain ? json.openString + value : json.name + JSON.stringify(value);
       open = plain;
@@ -123,6 +123,21 @@ function valueJson(value: unknown): string | undefined {
     default:
       return value === null ? 'null' : (JSON.stringify(value) as string | undefined);
   }
+}
+
+/**
+ * Short strings already found to need no escape: most of a record's strings are a few dozen such values (kind,
+ * dir, method, tool), and a lookup costs less than the regex's call.
+ */
+const PLAIN_SHORT = new Set<string>();
+const SHORT_CHARS = 24;
+
+function isPlain(value: string): boolean {
+  if (value.length > SHORT_CHARS) return !NEEDS_ESCAPE.test(value);
+  if (PLAIN_SHORT.has(value)) return true;
+  if (NEEDS_ESCAPE.test(value)) return false;
+  if (PLAIN_SHORT.size < MAX_KEYS) PLAIN_SHORT.add(value);
+  return true;
 }
 
 /** `JSON.stringify(text)`: most strings of a record need no escape, and a regex says so faster. */
