@@ -126,7 +126,6 @@ export function startStdioTap(options: StdioTapOptions, server?: SpawnedServer):
   const watchdog = server.ownGroup && options.watchdog !== false && server.child.pid !== undefined ? startWatchdog(server.child.pid, tap.grace) : undefined;
   recordStart(tap);
   relay(tap);
-  copyToInspector(tap);
   // Only now may the server's output flow: what it wrote while this tap was loading is relayed and logged.
   server.releaseOutput();
   const life = superviseChild(tap, watchdog);
@@ -162,8 +161,8 @@ function recordStart({ options, server, child, args, calls }: StdioTapContext): 
   });
 }
 
-/** Forwarding first: pipes carry the bytes, untouched, with backpressure. */
-function relay({ options, child, warning }: StdioTapContext): void {
+/** Forwarding first: pipes carry the bytes, untouched, with backpressure; then each chunk's copy, with its time. */
+function relay({ options, child, calls, warning }: StdioTapContext): void {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const errorOutput = options.errorOutput ?? process.stderr;
@@ -173,6 +172,10 @@ function relay({ options, child, warning }: StdioTapContext): void {
   input.pipe(childStdin);
   childStdout.pipe(output, { end: false });
   childStderr.pipe(errorOutput, { end: false });
+  // These listeners come after the pipes', so each chunk is handed on before it is copied.
+  input.on('data', (chunk: Buffer) => calls.data(STREAM.c2s, chunk, Date.now(), performance.now()));
+  childStdout.on('data', (chunk: Buffer) => calls.data(STREAM.s2c, chunk, Date.now(), performance.now()));
+  childStderr.on('data', (chunk: Buffer) => calls.data(STREAM.stderr, chunk, Date.now(), performance.now()));
   let childStderrUnpiped = false;
   errorOutput.on('error', (error: NodeJS.ErrnoException) => {
     if (childStderrUnpiped) return;
@@ -194,14 +197,6 @@ function relay({ options, child, warning }: StdioTapContext): void {
     childStdout.unpipe(output);
     childStdout.destroy();
   });
-}
-
-/** Then the copy: each chunk, once forwarded (these listeners come after the pipes'), with the time it passed. */
-function copyToInspector({ options, child, calls }: StdioTapContext): void {
-  const input = options.input ?? process.stdin;
-  input.on('data', (chunk: Buffer) => calls.data(STREAM.c2s, chunk, Date.now(), performance.now()));
-  child.stdout!.on('data', (chunk: Buffer) => calls.data(STREAM.s2c, chunk, Date.now(), performance.now()));
-  child.stderr!.on('data', (chunk: Buffer) => calls.data(STREAM.stderr, chunk, Date.now(), performance.now()));
 }
 
 /** The child's life: signals, the stdin-EOF escalation, and the exit that ends the tap. */

@@ -44,11 +44,6 @@ export class LineCap {
 
   constructor(private readonly cap: number) {}
 
-  /** True while the current line is over the cap (its bytes are hashed here, not copied). */
-  get overlong(): boolean {
-    return this.hash !== undefined;
-  }
-
   cut(chunk: Buffer): CapPiece[] {
     if (!this.hash && chunk.length > 0 && this.lineBytes + chunk.length <= this.cap + 1) return this.copyWhole(chunk);
     const pieces: CapPiece[] = [];
