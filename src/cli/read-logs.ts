@@ -4,7 +4,7 @@
  * five of each file, then how many more), and one exit-code rule: logs in which nothing is a record could not
  * be read (EMPTY_LOG, exit 2), like a path that does not exist.
  */
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { holdsLlmCalls, listLogFiles, readAllRecords, readLogs, type ReadLogsOptions } from '../log/reader.js';
 import { SkippedLines } from '../log/skipped-lines.js';
@@ -41,12 +41,20 @@ async function* recordsOf(paths: readonly string[], files: readonly string[], op
   const progress = options.progress ?? { total: 0, read: 0 };
   const collect = fullCollection();
   let collected = 0;
+  let looked = 0;
+  let floor = oldGeneration();
   let n = 0;
   for await (const { record } of readLogs(files, { ...options, progress, onProblem: skipped.add })) {
     n++;
-    if (collect && progress.read - collected >= COLLECT_EVERY) {
-      collect();
-      collected = progress.read;
+    if (collect && progress.read - looked >= LOOK_EVERY) {
+      looked = progress.read;
+      const old = oldGeneration();
+      floor = Math.min(floor, old);
+      if (progress.read - collected >= COLLECT_EVERY || old - floor >= COLLECT_GROWTH) {
+        collect();
+        collected = progress.read;
+        floor = oldGeneration();
+      }
     }
     yield record;
   }
@@ -62,6 +70,20 @@ async function* recordsOf(paths: readonly string[], files: readonly string[], op
  * before it collects it, and that, not the log, set the peak memory (figures: docs/benchmarks.md).
  */
 const COLLECT_EVERY = 16 * 1024 * 1024;
+/**
+ * Bytes the old generation may grow by before a full collection comes sooner: a log of many small records
+ * held a while each (a flood of calls) moves several times its own size there between two of the above.
+ */
+const COLLECT_GROWTH = 16 * 1024 * 1024;
+/** Characters read between two looks at the old generation's size. */
+const LOOK_EVERY = 1024 * 1024;
+
+/** Bytes used in V8's old generation (its old and large-object spaces). */
+function oldGeneration(): number {
+  let used = 0;
+  for (const space of getHeapSpaceStatistics()) if (space.space_name === 'old_space' || space.space_name === 'large_object_space') used += space.space_used_size;
+  return used;
+}
 
 /** V8's full collection, for the CLI's reading commands only (a library user's process is left as it is). */
 function fullCollection(): (() => void) | undefined {
