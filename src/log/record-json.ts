@@ -57,6 +57,8 @@ export function recordJson(draft: object, start = '{', end = '}'): RecordJson {
   // A plain string's closing quote waits to come with the next key (`","key":`): one string fewer per field.
   let open = false;
   let raw: string | undefined;
+  const slots = slotsOf(fields.kind);
+  let at = 0;
   for (const key in fields) {
     const value = fields[key];
     if (key === 'raw' && typeof value === 'string') {
@@ -67,13 +69,13 @@ export function recordJson(draft: object, start = '{', end = '}'): RecordJson {
     // with its key, the key with its comma, and the key with its value (V8 copies a short sum into one string).
     if (typeof value === 'string') {
       const plain = isPlain(value);
-      const json = keyJson(key, first, open);
+      const json = slotJson(slots, at++, key, first, open);
       head += plain ? json.openString + value : json.name + JSON.stringify(value);
       open = plain;
     } else {
       const json = valueJson(value);
       if (json === undefined) continue;
-      head += keyJson(key, first, open).name + json;
+      head += slotJson(slots, at++, key, first, open).name + json;
       open = false;
     }
     first = false;
@@ -159,6 +161,39 @@ const FIRST_KEY_JSON = new Map<string, KeyJson>();
 const NEXT_KEY_JSON = new Map<string, KeyJson>();
 const AFTER_STRING_KEY_JSON = new Map<string, KeyJson>();
 const MAX_KEYS = 1024;
+/** The schema has a few dozen kinds. */
+const MAX_KINDS = 64;
+
+/**
+ * The keys the last record of each kind wrote, by position, with their JSON: a kind mostly repeats its fields
+ * in the same order, and comparing a key with the one before costs less than a lookup by name.
+ */
+interface KeySlot {
+  key: string;
+  first: boolean;
+  afterString: boolean;
+  json: KeyJson;
+}
+const SLOTS_BY_KIND = new Map<unknown, KeySlot[]>();
+const NO_SLOTS: KeySlot[] = [];
+
+function slotsOf(kind: unknown): KeySlot[] {
+  let slots = SLOTS_BY_KIND.get(kind);
+  if (slots === undefined) {
+    if (typeof kind !== 'string' || SLOTS_BY_KIND.size >= MAX_KINDS) return NO_SLOTS;
+    slots = [];
+    SLOTS_BY_KIND.set(kind, slots);
+  }
+  return slots;
+}
+
+function slotJson(slots: KeySlot[], at: number, key: string, first: boolean, afterString: boolean): KeyJson {
+  const slot = slots[at];
+  if (slot !== undefined && slot.key === key && slot.first === first && slot.afterString === afterString) return slot.json;
+  const json = keyJson(key, first, afterString);
+  if (slots !== NO_SLOTS && at < MAX_KEYS) slots[at] = { key, first, afterString, json };
+  return json;
+}
 
 function keyJson(key: string, first: boolean, afterString: boolean): KeyJson {
   const known = first ? FIRST_KEY_JSON : afterString ? AFTER_STRING_KEY_JSON : NEXT_KEY_JSON;
