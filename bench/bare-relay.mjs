@@ -12,4 +12,5 @@ const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
 process.stdin.pipe(child.stdin);
 child.stdout.pipe(process.stdout);
 child.stdin.on('error', () => {});
-child.on('exit', (code) => process.stdout.write('', () => process.exit(code ?? 1)));
+// 'close', not 'exit': 'exit' may come before the last of the child's output has been read and written on.
+child.on('close', (code) => process.stdout.write('', () => process.exit(code ?? 1)));

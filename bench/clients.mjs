@@ -39,7 +39,7 @@ function turn(port, agent, lags) {
       let tail = '';
       res.setEncoding('utf8');
       res.on('data', (text) => {
-        const now = performance.timeOrigin + performance.now();
+        const now = Number(process.hrtime.bigint()) / 1e6; // the upstream's clock: see ndjson-upstream.mjs
         if (!first) first = performance.now();
         const parts = (tail + text).split('\n');
         tail = parts.pop();

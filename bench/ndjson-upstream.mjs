@@ -4,10 +4,14 @@
 // redaction's slow path, which real text does only now and then).
 //   POST /api/chat?mode=stream&n=2000     n chunks written back to back (throughput)
 //   POST /api/chat?mode=paced&n=50&ms=5   n chunks, one every ms milliseconds (time to first byte, gaps);
-//                                         with &stamp=1 each chunk says when it was written (`sent`, epoch ms)
+//                                         with &stamp=1 each chunk says when it was written (`sent`, ms of the
+//                                         machine's monotonic clock, which every process reads alike)
 //   POST /api/chat?mode=big&mb=1024       about mb megabytes of chunks, written with backpressure (memory)
 // Prints its port on stdout once listening.
 import http from 'node:http';
+
+/** CLOCK_MONOTONIC, the same in every process (performance.timeOrigin is each process's own reading of the wall clock). */
+const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 const chunk = (i, sent) => `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: ` word${i}` }, done: false, ...(sent ? { sent } : {}) })}\n`;
 const last = `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', eval_count: 1, eval_duration: 1000 })}\n`;
@@ -25,7 +29,7 @@ const server = http.createServer(async (req, res) => {
     const ms = Number(url.searchParams.get('ms') ?? 5);
     const stamp = url.searchParams.has('stamp');
     for (let i = 0; i < n; i++) {
-      res.write(chunk(i, stamp ? performance.timeOrigin + performance.now() : undefined));
+      res.write(chunk(i, stamp ? monotonicMs() : undefined));
       await new Promise((r) => setTimeout(r, ms));
     }
     res.end(last);
