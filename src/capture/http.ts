@@ -8,13 +8,9 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { join } from 'node:path';
 import httpProxy from 'http-proxy';
-import type { RedactRules } from '../log/redact.js';
-import { logFileName, newSessionId, resolveLogDir } from '../log/location.js';
-import { logSettings, openLogForInspection } from '../inspect/inspector-log.js';
 import { HTTP_MAX_BACKLOG_BYTES, HttpCalls, now, type HttpInspectorConfig } from './http-calls.js';
-import { openChannel } from '../inspect/channel.js';
+import { openTapChannel, tapLogConfig, type TapOptions } from './tap.js';
 import { tapWebSocket } from './ws.js';
 import { MAX_HEADER_BYTES, relayRequest } from './http-relay.js';
 import { MCPTAP_VERSION } from '../version.js';
@@ -23,37 +19,20 @@ import { LEVEL } from '../log/schema.js';
 import { redactPathQuery } from '../log/redact.js';
 import { parseListenAddress, parseTarget } from '../addresses.js';
 import { checkHostHeader, isLoopbackHost, nonLoopbackWarning } from '../net-safety.js';
-import type { RecordObserver } from '../export/tee-sink.js';
 
 /** Default cap on how much of one body or frame the log keeps (the traffic itself is never cut). */
 export const DEFAULT_HTTP_MAX_BODY = 1024 * 1024;
 
-export interface HttpTapOptions {
+/** The label defaults to the target's host name (and port). */
+export interface HttpTapOptions extends TapOptions {
   /** Upstream base URL, e.g. http://127.0.0.1:11435 or https://api.openai.com/v1. */
   target: string;
   /** Where to listen: a port, `HOST:PORT`, or `{host, port}`. Port 0 picks a free one. Default 127.0.0.1:0. */
   listen?: string | number | { host?: string; port: number };
-  /** Log folder; see resolveLogDir for the default. */
-  logDir?: string;
-  /** Label for the log file and records; defaults to the target's host name (and port). */
-  label?: string;
-  /** Keep at most this many bytes of one body or frame in the log. */
-  maxBody?: number;
   /** Write an `llm-chunk` record per streamed chunk (default true). */
   chunks?: boolean;
-  /** Extra redaction rules for the log, or `false` to log secrets as they are (--no-redact). On by default. */
-  redact?: RedactRules | false;
-  /** Start a new part of the log past this many bytes (--max-log-mb), keeping at most maxLogFiles parts. */
-  maxLogBytes?: number;
-  maxLogFiles?: number;
   /** Where mcptap's own notices go (a log that cannot be written); defaults to stderr. */
   warn?: (message: string) => void;
-  env?: NodeJS.ProcessEnv;
-  cwd?: string;
-  /** Called with every record after it is logged, stamped as in the log (the live OTLP exporter); must not block. */
-  onRecord?: RecordObserver;
-  /** Inspect the copy on an inspection thread (default), or inline (`false`); `onRecord` means inline. */
-  inspectionThread?: boolean;
   /**
    * Apply mcptap's own DNS-rebinding rule to proxied requests too (--strict-host): refuse with 403 any request
    * whose Host, or Origin when sent, does not name this proxy. Off by default: the proxy is transparent, so the
@@ -138,18 +117,14 @@ function startHttpLog(options: HttpTapOptions, targetUrl: URL, warn: (message: s
   const label = options.label ?? (targetUrl.port ? `${targetUrl.hostname}-${targetUrl.port}` : targetUrl.hostname);
   const started = new Date();
   const startMono = performance.now();
-  const session = newSessionId(label, started);
-  const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, started));
   const config: HttpInspectorConfig = {
-    logFile,
-    session,
-    label,
+    ...tapLogConfig(options, label, started),
     maxBody: options.maxBody ?? DEFAULT_HTTP_MAX_BODY,
     chunks: options.chunks ?? true,
     targetPath: targetUrl.pathname === '/' ? '' : targetUrl.pathname,
-    ...logSettings(options),
   };
-  return { logFile, session, started, startMono, inspection: startHttpInspection(config, options, warn) };
+  const { channel } = openTapChannel('http-inspector', config, options, warn, { maxBacklogBytes: HTTP_MAX_BACKLOG_BYTES });
+  return { logFile: config.logFile, session: config.session, started, startMono, inspection: new HttpCalls(channel) };
 }
 
 /** How requests reach the upstream: our relay for plain requests, http-proxy for WebSocket upgrades. */
@@ -354,12 +329,4 @@ async function closeTap(tap: HttpTapContext, server: http.Server, sockets: Set<D
   const [at, atMono] = now();
   const durationMs = Math.round(atMono - startMono);
   await tap.inspection.close({ time: at, kind: 'lifecycle', event: 'close', durationMs, msg: `mcptap stops listening on ${url} after ${durationMs} ms.` }, at, atMono);
-}
-
-/** The tap's calls over the channel to its inspector; a log that cannot be opened is said once, here. */
-function startHttpInspection(config: HttpInspectorConfig, options: HttpTapOptions, warn: (message: string) => void): HttpCalls {
-  const opened = openLogForInspection(config, warn);
-  const inline = options.inspectionThread === false || options.onRecord !== undefined;
-  const hooks = { notice: warn, ...(options.onRecord ? { onRecord: options.onRecord } : {}) };
-  return new HttpCalls(openChannel('http-inspector', opened, { inline, maxBacklogBytes: HTTP_MAX_BACKLOG_BYTES, hooks }));
 }

@@ -11,15 +11,11 @@ import type { ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
-import { join } from 'node:path';
-import { logSettings, openLogForInspection } from '../inspect/inspector-log.js';
-import { labelFromCommand, logFileName, newSessionId, resolveLogDir } from '../log/location.js';
+import { labelFromCommand } from '../log/location.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
-import type { RedactRules } from '../log/redact.js';
 import { startWatchdog, type Watchdog } from './watchdog.js';
-import type { RecordObserver } from '../export/tee-sink.js';
 import { STDIO_MAX_BACKLOG_BYTES, STREAM, StdioCalls, type StdioInspectorConfig } from './stdio-calls.js';
-import { openChannel } from '../inspect/channel.js';
+import { openTapChannel, tapLogConfig, type TapOptions } from './tap.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { spawnServer, type SpawnedServer } from './spawn-server.js';
 
@@ -31,42 +27,24 @@ export const DEFAULT_KILL_GRACE_MS = 2000;
 const EOF_CHECK_MS = 100;
 const EOF_MAX_WAIT_MS = 60_000;
 
-export interface StdioTapOptions {
+/** The label defaults to the one labelFromCommand finds (the package or script the command runs). */
+export interface StdioTapOptions extends TapOptions {
   command: string;
   args?: string[];
-  /** Log folder; see resolveLogDir for the default. */
-  logDir?: string;
-  /** Label for the log file and records; defaults to the command's (or script's) base name. */
-  label?: string;
-  /** Keep at most this many bytes of any one frame in the log. */
-  maxBody?: number;
-  env?: NodeJS.ProcessEnv;
-  cwd?: string;
   /** The client side: defaults to this process's stdin and stdout. */
   input?: Readable;
   output?: Writable;
   /** Where the child's stderr and mcptap's own notices go; defaults to this process's stderr. */
   errorOutput?: Writable;
   killGraceMs?: number;
-  /** Extra redaction rules for the log, or `false` to log secrets as they are (--no-redact). On by default. */
-  redact?: RedactRules | false;
-  /** Start a new part of the log past this many bytes (--max-log-mb), keeping at most maxLogFiles parts. */
-  maxLogBytes?: number;
-  maxLogFiles?: number;
   /**
    * Also hand every record to this sink, after the log file (for programs that watch live). It receives the
    * records as observed, before redaction. If it throws, mcptap says so once on stderr and the traffic goes on.
+   * A sink means inline inspection: it needs the records on the main thread.
    */
   sink?: RecordSink;
-  /** Called with every record after it is logged, stamped as in the log (the live OTLP exporter); must not block. */
-  onRecord?: RecordObserver;
   /** Start the watchdog that ends the server if mcptap is killed (POSIX; default true). See watchdog.ts. */
   watchdog?: boolean;
-  /**
-   * Inspect the copy on an inspection thread (default), or inline on the main thread (`false`). A `sink` or
-   * `onRecord` needs the records on the main thread, so either of them means inline.
-   */
-  inspectionThread?: boolean;
 }
 
 /** How the wrapped process ended. */
@@ -116,10 +94,9 @@ export function startStdioTap(options: StdioTapOptions, server?: SpawnedServer):
     env: options.env ?? process.env,
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
   });
-  const session = newSessionId(label, server.started);
-  const logFile = join(resolveLogDir(options.logDir, options.env ?? process.env, options.cwd ?? process.cwd()), logFileName(label, server.started));
+  const { logFile, session, ...log } = tapLogConfig(options, label, server.started);
   const notice = noticeOn(options.errorOutput ?? process.stderr);
-  const calls = startInspection({ logFile, session, label, maxBody: options.maxBody ?? DEFAULT_MAX_BODY, ...logSettings(options) }, options, notice);
+  const calls = startInspection({ logFile, session, ...log, maxBody: options.maxBody ?? DEFAULT_MAX_BODY }, options, notice);
   const warning = (message: string): void => calls.record({ time: Date.now(), kind: 'lifecycle', event: 'warning', level: LEVEL.warn, msg: message });
   const tap: StdioTapContext = { options, server, child: server.child, args, grace: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS, calls, notice, warning };
   // If mcptap is SIGKILLed, the server's stdin closes; the watchdog covers servers that ignore that.
@@ -342,13 +319,11 @@ function sendSignal(child: ChildProcess, ownGroup: boolean, signal: NodeJS.Signa
   }
 }
 
-/** The tap's calls over the channel to its inspector, the log opened here first so mcptap can say whether it logs. */
+/** The tap's calls over the channel to its inspector; mcptap says whether it logs as soon as it knows. */
 function startInspection(config: StdioInspectorConfig, options: StdioTapOptions, notice: (message: string) => void): StdioCalls {
-  const opened = openLogForInspection(config, notice);
-  if (opened.fd !== undefined) notice(`logging ${config.label} to ${config.logFile}`);
-  const hooks = { notice, ...(options.sink ? { sink: options.sink } : {}), ...(options.onRecord ? { onRecord: options.onRecord } : {}) };
-  const inline = options.inspectionThread === false || options.sink !== undefined || options.onRecord !== undefined;
-  return new StdioCalls(openChannel('stdio-inspector', opened, { inline, maxBacklogBytes: STDIO_MAX_BACKLOG_BYTES, reports: 1, collectYoungEarly: false, hooks }), config.maxBody);
+  const { channel, logging } = openTapChannel('stdio-inspector', config, options, notice, { maxBacklogBytes: STDIO_MAX_BACKLOG_BYTES, reports: 1, collectYoungEarly: false });
+  if (logging) notice(`logging ${config.label} to ${config.logFile}`);
+  return new StdioCalls(channel, config.maxBody);
 }
 
 /** True while any process is left in the process group `pgid`. */

@@ -24,14 +24,6 @@ export interface InspectorLogConfig {
   maxLogFiles?: number;
 }
 
-/** The log settings a tap's options carry (--no-redact, --max-log-mb), as an inspector's config takes them. */
-export function logSettings(options: { redact?: RedactRules | false; maxLogBytes?: number; maxLogFiles?: number }): Pick<InspectorLogConfig, 'redact' | 'maxLogBytes' | 'maxLogFiles'> {
-  return {
-    ...(options.redact !== undefined ? { redact: options.redact } : {}),
-    ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes, maxLogFiles: options.maxLogFiles ?? 0 } : {}),
-  };
-}
-
 /**
  * Open the log for an inspector. A log that cannot be opened is said once here, and the config says so: the
  * inspector then follows the traffic without a log (the stdio tap still needs to know which answers are owed).
