@@ -63,109 +63,155 @@ export interface UiServer {
   close(): Promise<void>;
 }
 
+/** What the steps of the live view share. */
+interface UiContext {
+  options: UiServerOptions;
+  host: string;
+  /** Known once listening (port 0 picks one); requests only arrive after that. */
+  port: number;
+  held: HeldRecords;
+  tail: LogTail;
+  /** The pages connected. */
+  clients: Set<WebSocket>;
+}
+
 /** Start the live view server. Resolves once it listens and the past records have been read. */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const { host, port } = parseListenAddress(options.listen);
-  const pollMs = options.pollMs ?? DEFAULT_UI_POLL_MS;
   const held = new HeldRecords(options.maxRecords ?? DEFAULT_UI_MAX_RECORDS, options.maxBytes ?? DEFAULT_UI_MAX_BYTES);
   const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
   const skipped = new SkippedLines(warn);
   // What is older than the bytes held would be let go anyway: the backfill reads each log's newest bytes only.
   const tail = new LogTail(options.logDir, { onProblem: skipped.add, lastBytes: held.maxBytes });
-  const leftOutBytes = (): number => tail.skippedBytes + held.leftOutBytes;
-  const clients = new Set<WebSocket>();
-  let boundPort = port;
-
-  const allowed = (req: http.IncomingMessage): { ok: true } | { ok: false; reason: string } =>
-    checkHostHeader({ host: req.headers.host, origin: req.headers.origin }, { port: boundPort, allowedHosts: [host] });
-
-  const server = http.createServer((req, res) => {
-    const verdict = allowed(req);
-    if (!verdict.ok) {
-      res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end(`mcptap ui refused this request: ${verdict.reason}\n`);
-      return;
-    }
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD' }).end();
-      return;
-    }
-    const common = {
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
-      'cross-origin-resource-policy': 'same-origin',
-    };
-    if (path === '/' || path === '/index.html') {
-      const self = `${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
-      res.writeHead(200, {
-        ...common,
-        'content-type': 'text/html; charset=utf-8',
-        'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src data:; connect-src ws://${self} ws://localhost:${boundPort}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
-        'x-frame-options': 'DENY',
-      });
-      res.end(req.method === 'HEAD' ? undefined : uiPage({ logDir: options.logDir, version: MCPTAP_VERSION }));
-    } else if (path === '/ui.js') {
-      res.writeHead(200, { ...common, 'content-type': 'text/javascript; charset=utf-8' });
-      res.end(req.method === 'HEAD' ? undefined : UI_SCRIPT);
-    } else {
-      res.writeHead(404, { ...common, 'content-type': 'text/plain; charset=utf-8' }).end('Not here: the live view is at /\n');
-    }
-  });
-
+  const ui: UiContext = { options, host, port, held, tail, clients: new Set() };
+  const server = http.createServer((req, res) => answerRequest(ui, req, res));
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
-  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    const verdict = allowed(req);
-    const path = (req.url ?? '/').split('?')[0];
-    if (!verdict.ok || path !== '/ws') {
-      const status = verdict.ok ? '404 Not Found' : '403 Forbidden';
-      socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${verdict.ok ? 'no WebSocket here' : verdict.reason}\n`);
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      clients.add(ws);
-      ws.on('close', () => clients.delete(ws));
-      ws.on('error', () => clients.delete(ws));
-      // The page sends nothing; anything it does send is ignored.
-      const records = held.records;
-      send(ws, { type: 'hello', logDir: options.logDir, version: MCPTAP_VERSION, records: records.length, leftOutMb: megabytes(leftOutBytes()), maxMb: megabytes(held.maxBytes) });
-      for (let i = 0; i < records.length; i += BATCH) send(ws, { type: 'records', backfill: true, records: records.slice(i, i + BATCH) });
-      send(ws, { type: 'backfill-done' });
-      if (records.length > 0) send(ws, traceMessage());
-    });
-  });
-
-  function send(ws: WebSocket, message: unknown): void {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
-  }
-  function broadcast(message: unknown): void {
-    if (clients.size === 0) return;
-    const text = JSON.stringify(message);
-    for (const ws of clients) if (ws.readyState === ws.OPEN) ws.send(text);
-  }
-
-  function traceMessage(): Record<string, unknown> {
-    const records = held.records;
-    try {
-      const trace = linkTrace(records);
-      return {
-        type: 'trace',
-        sessions: trace.sessions,
-        roundTrips: trace.roundTrips,
-        diagnostics: trace.diagnostics,
-        svg: renderSequenceSvg(buildTimeline(records, trace)),
-      };
-    } catch (error) {
-      return { type: 'trace', error: `the trace could not be linked: ${(error as Error).message}` };
-    }
-  }
-
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => acceptPage(ui, wss, req, socket, head));
   // The backfill: every record already in the folder (the newest within the bounds), before a page can connect.
   do held.add(await tail.pollSized());
   while (tail.behind);
   skipped.finish();
+  const timer = followLogs(ui, options.pollMs ?? DEFAULT_UI_POLL_MS);
+  await listen(server, host, port).catch((error: unknown) => {
+    clearInterval(timer);
+    throw error;
+  });
+  const address = server.address();
+  ui.port = typeof address === 'object' && address ? address.port : port;
+  const warning = nonLoopbackWarning(host, ui.port);
+  if (warning) warn(warning);
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${ui.port}/`,
+    host,
+    port: ui.port,
+    logDir: options.logDir,
+    get records() {
+      return held.records.length;
+    },
+    get leftOutBytes() {
+      return leftOutBytes(ui);
+    },
+    maxBytes: held.maxBytes,
+    close: () => closeUi(ui, server, wss, timer),
+  };
+}
 
-  let timer: NodeJS.Timeout | undefined;
+/** Bytes of log lines let go: those the backfill did not read, and those held once and let go since. */
+function leftOutBytes(ui: UiContext): number {
+  return ui.tail.skippedBytes + ui.held.leftOutBytes;
+}
+
+/** Every request must name this server (DNS rebinding: see the top of this file). */
+function allowed(ui: UiContext, req: http.IncomingMessage): { ok: true } | { ok: false; reason: string } {
+  return checkHostHeader({ host: req.headers.host, origin: req.headers.origin }, { port: ui.port, allowedHosts: [ui.host] });
+}
+
+const COMMON_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+/** The page, its script, or a plain refusal. */
+function answerRequest(ui: UiContext, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const verdict = allowed(ui, req);
+  if (!verdict.ok) {
+    res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end(`mcptap ui refused this request: ${verdict.reason}\n`);
+    return;
+  }
+  const path = (req.url ?? '/').split('?')[0];
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { allow: 'GET, HEAD' }).end();
+    return;
+  }
+  if (path === '/' || path === '/index.html') {
+    const self = `${ui.host.includes(':') ? `[${ui.host}]` : ui.host}:${ui.port}`;
+    res.writeHead(200, {
+      ...COMMON_HEADERS,
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src data:; connect-src ws://${self} ws://localhost:${ui.port}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+      'x-frame-options': 'DENY',
+    });
+    res.end(req.method === 'HEAD' ? undefined : uiPage({ logDir: ui.options.logDir, version: MCPTAP_VERSION }));
+  } else if (path === '/ui.js') {
+    res.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'text/javascript; charset=utf-8' });
+    res.end(req.method === 'HEAD' ? undefined : UI_SCRIPT);
+  } else {
+    res.writeHead(404, { ...COMMON_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('Not here: the live view is at /\n');
+  }
+}
+
+/** A page connects at /ws: it gets every record held, then the trace, then new records as they come. */
+function acceptPage(ui: UiContext, wss: WebSocketServer, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+  const verdict = allowed(ui, req);
+  const path = (req.url ?? '/').split('?')[0];
+  if (!verdict.ok || path !== '/ws') {
+    const status = verdict.ok ? '404 Not Found' : '403 Forbidden';
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${verdict.ok ? 'no WebSocket here' : verdict.reason}\n`);
+    return;
+  }
+  wss.handleUpgrade(req, socket, head, (ws) => {
+    ui.clients.add(ws);
+    ws.on('close', () => ui.clients.delete(ws));
+    ws.on('error', () => ui.clients.delete(ws));
+    // The page sends nothing; anything it does send is ignored.
+    const records = ui.held.records;
+    send(ws, { type: 'hello', logDir: ui.options.logDir, version: MCPTAP_VERSION, records: records.length, leftOutMb: megabytes(leftOutBytes(ui)), maxMb: megabytes(ui.held.maxBytes) });
+    for (let i = 0; i < records.length; i += BATCH) send(ws, { type: 'records', backfill: true, records: records.slice(i, i + BATCH) });
+    send(ws, { type: 'backfill-done' });
+    if (records.length > 0) send(ws, traceMessage(records));
+  });
+}
+
+function send(ws: WebSocket, message: unknown): void {
+  if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+}
+
+function broadcast(clients: Set<WebSocket>, message: unknown): void {
+  if (clients.size === 0) return;
+  const text = JSON.stringify(message);
+  for (const ws of clients) if (ws.readyState === ws.OPEN) ws.send(text);
+}
+
+/** The linked trace of `records` as the page draws it, or why it could not be linked. */
+function traceMessage(records: LogRecord[]): Record<string, unknown> {
+  try {
+    const trace = linkTrace(records);
+    return {
+      type: 'trace',
+      sessions: trace.sessions,
+      roundTrips: trace.roundTrips,
+      diagnostics: trace.diagnostics,
+      svg: renderSequenceSvg(buildTimeline(records, trace)),
+    };
+  } catch (error) {
+    return { type: 'trace', error: `the trace could not be linked: ${(error as Error).message}` };
+  }
+}
+
+/** Look at the folder every `pollMs`: new records go to every page at once, the trace at most once a second. */
+function followLogs(ui: UiContext, pollMs: number): NodeJS.Timeout {
   let polling = false;
   let traceDue = false;
   let lastTrace = 0;
@@ -173,69 +219,45 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (polling) return;
     polling = true;
     try {
-      const look = await tail.pollSized();
-      held.add(look);
+      const look = await ui.tail.pollSized();
+      ui.held.add(look);
       const fresh = look.records;
       if (fresh.length > 0) {
-        for (let i = 0; i < fresh.length; i += BATCH) broadcast({ type: 'records', backfill: false, records: fresh.slice(i, i + BATCH) });
+        for (let i = 0; i < fresh.length; i += BATCH) broadcast(ui.clients, { type: 'records', backfill: false, records: fresh.slice(i, i + BATCH) });
         traceDue = true;
       }
       // Linking is over all records: at most once a second, so a busy agent does not keep the CPU on it.
-      if (traceDue && clients.size > 0 && Date.now() - lastTrace >= 1000) {
+      if (traceDue && ui.clients.size > 0 && Date.now() - lastTrace >= 1000) {
         traceDue = false;
         lastTrace = Date.now();
-        broadcast(traceMessage());
+        broadcast(ui.clients, traceMessage(ui.held.records));
       }
     } finally {
       polling = false;
     }
   };
-  timer = setInterval(() => void tick(), pollMs);
+  return setInterval(() => void tick(), pollMs);
+}
 
-  await new Promise<void>((resolve, reject) => {
+/** Listen, or reject with a sentence that says what to do. */
+function listen(server: http.Server, host: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(
-        new McptapError(
-          'LISTEN_FAILED',
-          error.code === 'EADDRINUSE' ? `${host}:${port} is already in use; pick another --listen (or 0 for any free port).` : `cannot listen on ${host}:${port}: ${error.message}`,
-          { cause: error },
-        ),
-      );
+      const hint = error.code === 'EADDRINUSE' ? `${host}:${port} is already in use; pick another --listen (or 0 for any free port).` : `cannot listen on ${host}:${port}: ${error.message}`;
+      reject(new McptapError('LISTEN_FAILED', hint, { cause: error }));
     });
     server.listen(port, host, () => resolve());
-  }).catch((error: unknown) => {
-    clearInterval(timer);
-    throw error;
   });
-  const address = server.address();
-  boundPort = typeof address === 'object' && address ? address.port : port;
-  const warning = nonLoopbackWarning(host, boundPort);
-  if (warning) warn(warning);
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+}
 
-  return {
-    url: `http://${urlHost}:${boundPort}/`,
-    host,
-    port: boundPort,
-    logDir: options.logDir,
-    get records() {
-      return held.records.length;
-    },
-    get leftOutBytes() {
-      return leftOutBytes();
-    },
-    maxBytes: held.maxBytes,
-    async close() {
-      clearInterval(timer);
-      timer = undefined;
-      for (const ws of clients) ws.terminate();
-      wss.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections?.();
-      });
-    },
-  };
+async function closeUi(ui: UiContext, server: http.Server, wss: WebSocketServer, timer: NodeJS.Timeout): Promise<void> {
+  clearInterval(timer);
+  for (const ws of ui.clients) ws.terminate();
+  wss.close();
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections?.();
+  });
 }
 
 /** Bytes as whole megabytes, at least 1 when there are any (a note that says 0 MB were left out would be false). */

@@ -3,9 +3,10 @@
  * look, from the newest DEFAULT_UI_MAX_BYTES of each), keeps the newest DEFAULT_UI_MAX_RECORDS within that many
  * bytes of log lines, says how much it left out (the page's hello, the start-up line), and starts. It once spread one look's
  * records into a single call, which overflows the stack past about a hundred thousand records, and the server
- * never started.
+ * never started. Also what the server says to requests for anything but its page, its script and /ws.
  */
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,5 +90,37 @@ describe('mcptap ui backfill', () => {
     child.kill('SIGTERM');
     const held = Math.round(DEFAULT_UI_MAX_BYTES / 1024 / 1024);
     expect(err).toMatch(new RegExp(`\\(\\d+ past records; the older [1-9] MB of the logs left out, as the view holds their newest ${held} MB \\(mcptap view reads them all\\)\\); Ctrl-C to stop`));
+  });
+});
+
+describe('mcptap ui answers what it does not serve', () => {
+  /** A raw request, so the status line is read as sent. */
+  function request(port: number, method: string, path: string): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, method, path }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  it('says 405 to a POST, 404 off the page, and 404 to a WebSocket anywhere but /ws', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-paths-'));
+    writeFileSync(join(dir, 'a.ndjson'), `${line(0)}\n`);
+    ui = await startUiServer({ logDir: dir, listen: 0 });
+    expect(await request(ui.port, 'POST', '/')).toMatchObject({ status: 405 });
+    expect(await request(ui.port, 'GET', '/secret')).toEqual({ status: 404, body: 'Not here: the live view is at /\n' });
+    expect(await request(ui.port, 'HEAD', '/ui.js')).toEqual({ status: 200, body: '' });
+    const refused = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${ui!.port}/other`);
+      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.once('error', () => resolve(-1));
+    });
+    expect(refused).toBe(404);
+    expect((await hello(ui.port)).type).toBe('hello');
   });
 });
