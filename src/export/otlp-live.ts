@@ -88,155 +88,177 @@ type OtlpExporter = { export(spans: unknown[], done: (result: { code: number; er
 
 /** Start a live exporter. Nothing is sent until records arrive. */
 export function startLiveSpanExporter(options: LiveSpanExporterOptions): LiveSpanExporter {
-  const url = otlpTracesUrl(options.endpoint);
-  const maxRecords = options.maxRecords ?? DEFAULT_LIVE_MAX_RECORDS;
-  const maxSpans = options.maxSpans ?? DEFAULT_LIVE_MAX_SPANS;
-  const batchSize = options.batchSize ?? 128;
-  const interval = options.flushIntervalMs ?? 500;
-  const timeoutMs = options.timeoutMs ?? 5000;
-  const warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
-  const warned = new Set<string>();
-  const warnOnce = (key: string, message: string): void => {
-    if (warned.has(key)) return;
-    warned.add(key);
-    warn(message);
-  };
+  const exporter = new LiveExporter(options);
+  // Load the exporter while the server starts up rather than in the middle of the first burst of traffic; the
+  // timer is unref'd so a tap that ends at once does not wait for it.
+  setTimeout(() => void exporter.load().catch(() => {}), 50).unref();
+  return exporter;
+}
 
-  const stats: LiveSpanStats = { records: 0, droppedRecords: 0, spans: 0, droppedSpans: 0, sent: 0, failed: 0 };
-  const builder = new SpanBuilder();
-  let records: LogRecord[] = [];
-  let spans: SpanData[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> | undefined;
-  let exporter: Promise<{ exporter: OtlpExporter; toReadableSpans: (s: SpanData[]) => unknown[] }> | undefined;
-  let closed = false;
-  let joinIndex: LiveToolCallIndex | undefined;
+type LoadedExporter = { exporter: OtlpExporter; toReadableSpans: (s: SpanData[]) => unknown[] };
+
+/** The two bounded queues (records, then spans), the flush timer, and one POST at a time. */
+class LiveExporter implements LiveSpanExporter {
+  readonly url: string;
+  readonly stats: LiveSpanStats = { records: 0, droppedRecords: 0, spans: 0, droppedSpans: 0, sent: 0, failed: 0 };
+  private readonly maxRecords: number;
+  private readonly maxSpans: number;
+  private readonly batchSize: number;
+  private readonly interval: number;
+  private readonly timeoutMs: number;
+  private readonly warn: (message: string) => void;
+  private readonly warned = new Set<string>();
+  private readonly builder = new SpanBuilder();
+  private records: LogRecord[] = [];
+  private spans: SpanData[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private building: Promise<void> | undefined;
+  private inFlight: Promise<void> | undefined;
+  private exporter: Promise<LoadedExporter> | undefined;
+  private closed = false;
+  private joinIndex: LiveToolCallIndex | undefined;
   /** This tap's server, as hosts may prefix its tools: its label and its serverInfo.name. */
-  const serverNames = new Set<string>();
+  private readonly serverNames = new Set<string>();
 
-  const arm = (): void => {
-    if (timer || closed) return;
-    timer = setTimeout(tick, interval);
-    timer.unref();
+  constructor(options: LiveSpanExporterOptions) {
+    this.url = otlpTracesUrl(options.endpoint);
+    this.maxRecords = options.maxRecords ?? DEFAULT_LIVE_MAX_RECORDS;
+    this.maxSpans = options.maxSpans ?? DEFAULT_LIVE_MAX_SPANS;
+    this.batchSize = options.batchSize ?? 128;
+    this.interval = options.flushIntervalMs ?? 500;
+    this.timeoutMs = options.timeoutMs ?? 5000;
+    this.warn = options.warn ?? ((m: string) => process.stderr.write(`mcptap: ${m}\n`));
+  }
+
+  // The interface's methods are bound: taps are handed `observe` alone (onRecord), as callers may be.
+  readonly joinLogsIn = (dir: string, ownFile?: string): void => {
+    this.joinIndex = new LiveToolCallIndex(dir, ownFile);
+    // The first look only notes where each file ends; do it now, not when the first tool call is waiting.
+    void this.joinIndex.refresh().catch(() => {});
   };
 
-  let building: Promise<void> | undefined;
-  function tick(): void {
-    timer = undefined;
-    if (building) return arm();
-    building = build().finally(() => {
-      building = undefined;
-      if (!inFlight && spans.length > 0) inFlight = pump().finally(() => (inFlight = undefined));
-      if (records.length > 0 || spans.length > 0) arm();
+  readonly observe = (record: LogRecord): void => {
+    if (this.closed) return;
+    this.stats.records++;
+    if (this.records.length >= this.maxRecords) {
+      this.stats.droppedRecords++;
+      this.warnOnce('drop-records', `spans for ${this.url} are falling behind the traffic; records are being skipped (the traffic and the log are not affected).`);
+      return;
+    }
+    this.records.push(record);
+    this.arm();
+  };
+
+  readonly close = async (closeTimeoutMs = 2000): Promise<void> => {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.building;
+    await this.build().catch(() => {});
+    const drain = (async () => {
+      if (this.inFlight) await this.inFlight;
+      while (this.spans.length > 0) await this.send();
+      if (this.exporter) await (await this.exporter).exporter.shutdown();
+    })();
+    let deadline: NodeJS.Timeout | undefined;
+    await Promise.race([drain.catch(() => {}), new Promise<void>((resolve) => (deadline = setTimeout(resolve, closeTimeoutMs)))]);
+    clearTimeout(deadline);
+  };
+
+  /** OpenTelemetry's exporter and the span mapping, loaded once. */
+  load(): Promise<LoadedExporter> {
+    this.exporter ??= (async () => {
+      const [{ OTLPTraceExporter }, { toReadableSpans }] = await Promise.all([import('@opentelemetry/exporter-trace-otlp-http'), import('./otlp.js')]);
+      return { exporter: new OTLPTraceExporter({ url: this.url, timeoutMillis: this.timeoutMs, concurrencyLimit: 2 }) as unknown as OtlpExporter, toReadableSpans: toReadableSpans as (s: SpanData[]) => unknown[] };
+    })();
+    return this.exporter;
+  }
+
+  private warnOnce(key: string, message: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.warn(message);
+  }
+
+  private arm(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => this.tick(), this.interval);
+    this.timer.unref();
+  }
+
+  /** Records become spans; then, if no POST is out, the spans are sent. */
+  private tick(): void {
+    this.timer = undefined;
+    if (this.building) return this.arm();
+    this.building = this.build().finally(() => {
+      this.building = undefined;
+      if (!this.inFlight && this.spans.length > 0) this.inFlight = this.pump().finally(() => (this.inFlight = undefined));
+      if (this.records.length > 0 || this.spans.length > 0) this.arm();
     });
   }
 
-  async function build(): Promise<void> {
-    const batch = records;
-    records = [];
+  private async build(): Promise<void> {
+    const batch = this.records;
+    this.records = [];
     const fresh: SpanData[] = [];
     for (const r of batch) {
-      if (joinIndex) noteServerNames(r, serverNames);
+      if (this.joinIndex) noteServerNames(r, this.serverNames);
       try {
-        fresh.push(...builder.push(r));
+        fresh.push(...this.builder.push(r));
       } catch {
         // A record the mapping cannot read costs its span, never the tap.
       }
     }
-    if (joinIndex && fresh.some((s) => s.toolCall && s.parentSpanId === undefined)) {
-      try {
-        await joinIndex.refresh();
-        for (const s of fresh) {
-          if (!s.toolCall || s.parentSpanId !== undefined) continue;
-          const model = joinIndex.find(s.toolCall.name, s.toolCall.arguments, s.startTime, [...serverNames]);
-          if (!model) continue;
-          s.traceId = model.traceId;
-          s.parentSpanId = model.spanId;
-        }
-      } catch {
-        // The other logs could not be read: the spans go out unjoined.
-      }
-    }
-    stats.spans += fresh.length;
-    for (const s of fresh) spans.push(s);
-    if (spans.length > maxSpans) {
-      const excess = spans.length - maxSpans;
-      spans = spans.slice(excess);
-      stats.droppedSpans += excess;
-      warnOnce('drop-spans', `the OTLP receiver at ${url} is not keeping up; spans are being dropped (the traffic and the log are not affected).`);
+    if (this.joinIndex && fresh.some((s) => s.toolCall && s.parentSpanId === undefined)) await this.joinToModel(this.joinIndex, fresh);
+    this.stats.spans += fresh.length;
+    for (const s of fresh) this.spans.push(s);
+    if (this.spans.length > this.maxSpans) {
+      const excess = this.spans.length - this.maxSpans;
+      this.spans = this.spans.slice(excess);
+      this.stats.droppedSpans += excess;
+      this.warnOnce('drop-spans', `the OTLP receiver at ${this.url} is not keeping up; spans are being dropped (the traffic and the log are not affected).`);
     }
   }
 
-  function load(): NonNullable<typeof exporter> {
-    exporter ??= (async () => {
-      const [{ OTLPTraceExporter }, { toReadableSpans }] = await Promise.all([import('@opentelemetry/exporter-trace-otlp-http'), import('./otlp.js')]);
-      return { exporter: new OTLPTraceExporter({ url, timeoutMillis: timeoutMs, concurrencyLimit: 2 }) as unknown as OtlpExporter, toReadableSpans: toReadableSpans as (s: SpanData[]) => unknown[] };
-    })();
-    return exporter;
+  /** A tools/call span without a parent gets the model's tool call it answers, found in the other logs. */
+  private async joinToModel(index: LiveToolCallIndex, fresh: SpanData[]): Promise<void> {
+    try {
+      await index.refresh();
+      for (const s of fresh) {
+        if (!s.toolCall || s.parentSpanId !== undefined) continue;
+        const model = index.find(s.toolCall.name, s.toolCall.arguments, s.startTime, [...this.serverNames]);
+        if (!model) continue;
+        s.traceId = model.traceId;
+        s.parentSpanId = model.spanId;
+      }
+    } catch {
+      // The other logs could not be read: the spans go out unjoined.
+    }
   }
 
   /** Send batch after batch until the queue is empty: small batches, so serializing one never holds the tap long. */
-  async function pump(): Promise<void> {
-    while (spans.length > 0 && !closed) await send();
+  private async pump(): Promise<void> {
+    while (this.spans.length > 0 && !this.closed) await this.send();
   }
 
-  async function send(): Promise<void> {
-    const batch = spans.slice(0, batchSize);
-    spans = spans.slice(batch.length);
+  private async send(): Promise<void> {
+    const batch = this.spans.slice(0, this.batchSize);
+    this.spans = this.spans.slice(batch.length);
     try {
-      const { exporter: e, toReadableSpans } = await load();
-      const result = await new Promise<{ code: number; error?: Error }>((resolve) => e.export(toReadableSpans(batch), resolve));
-      if (result.code === 0) stats.sent += batch.length;
-      else {
-        stats.failed += batch.length;
-        warnOnce('send', `could not send spans to ${url} (${result.error?.message ?? 'export failed'}); the traffic and the log are not affected.`);
-      }
+      const { exporter, toReadableSpans } = await this.load();
+      const result = await new Promise<{ code: number; error?: Error }>((resolve) => exporter.export(toReadableSpans(batch), resolve));
+      if (result.code === 0) this.stats.sent += batch.length;
+      else this.failed(batch.length, result.error?.message ?? 'export failed');
     } catch (error) {
-      stats.failed += batch.length;
-      warnOnce('send', `could not send spans to ${url} (${(error as Error).message}); the traffic and the log are not affected.`);
+      this.failed(batch.length, (error as Error).message);
     }
   }
 
-  // Load the exporter while the server starts up rather than in the middle of the first burst of traffic; the
-  // timer is unref'd so a tap that ends at once does not wait for it.
-  setTimeout(() => void load().catch(() => {}), 50).unref();
-
-  return {
-    url,
-    stats,
-    joinLogsIn(dir: string, ownFile?: string): void {
-      joinIndex = new LiveToolCallIndex(dir, ownFile);
-      // The first look only notes where each file ends; do it now, not when the first tool call is waiting.
-      void joinIndex.refresh().catch(() => {});
-    },
-    observe(record: LogRecord): void {
-      if (closed) return;
-      stats.records++;
-      if (records.length >= maxRecords) {
-        stats.droppedRecords++;
-        warnOnce('drop-records', `spans for ${url} are falling behind the traffic; records are being skipped (the traffic and the log are not affected).`);
-        return;
-      }
-      records.push(record);
-      arm();
-    },
-    async close(closeTimeoutMs = 2000): Promise<void> {
-      if (closed) return;
-      closed = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      await building;
-      await build().catch(() => {});
-      const drain = (async () => {
-        if (inFlight) await inFlight;
-        while (spans.length > 0) await send();
-        if (exporter) await (await exporter).exporter.shutdown();
-      })();
-      let deadline: NodeJS.Timeout | undefined;
-      await Promise.race([drain.catch(() => {}), new Promise<void>((resolve) => (deadline = setTimeout(resolve, closeTimeoutMs)))]);
-      if (deadline) clearTimeout(deadline);
-    },
-  };
+  private failed(spans: number, why: string): void {
+    this.stats.failed += spans;
+    this.warnOnce('send', `could not send spans to ${this.url} (${why}); the traffic and the log are not affected.`);
+  }
 }
 
 /** One OTLP/HTTP receiver that batches of spans are posted to, in order, until `close`. */
