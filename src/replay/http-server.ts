@@ -5,7 +5,7 @@
  *
  * The I/O edge only: matching, chunk plans and id rewriting live in http-script.ts. Binds 127.0.0.1 unless told.
  */
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readLogs, type LogProblem } from '../log/reader.js';
 import { readOptions } from './stdio-server.js';
@@ -66,26 +66,10 @@ export function parseListen(text: string): { host: string; port: number } {
 
 /** Start serving recorded HTTP exchanges. Throws McptapError when the logs hold none. */
 export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpReplay> {
-  const sourced: RecordInFile[] = [];
-  if (options.records) for (const record of options.records) sourced.push({ record });
-  else for await (const { record, file } of readLogs(options.logs ?? [], readOptions(options))) sourced.push({ record, file });
-  const exchanges = buildHttpExchanges(sourced);
-  if (exchanges.length === 0) {
-    throw new McptapError(
-      'NO_HTTP_EXCHANGES',
-      'the logs hold no complete HTTP exchanges to serve. Give a log written by `mcptap http` (for a stdio capture, leave out --listen).',
-    );
-  }
   const note = options.onNote ?? (() => {});
-  const upgrades = sourced.filter(({ record }) => record.kind === 'http-end' && record.outcome === 'upgraded').length;
-  if (upgrades) note(`${upgrades} recorded WebSocket upgrade${upgrades === 1 ? ' is' : 's are'} not replayed (only HTTP exchanges are); a client asking for one gets a 404.`);
-  const truncated = exchanges.filter((e) => e.bodyTruncated).length;
-  if (truncated) note(`${truncated} recorded response bodies were cut at --max-body when recorded; they are served as far as they were kept.`);
-  const matcher = new HttpMatcher(exchanges, options.ignore ?? []);
+  const matcher = new HttpMatcher(await recordedExchanges(options, note), options.ignore ?? []);
+  const playback = new Playback(options);
   const misses: string[] = [];
-  const timers = new Set<NodeJS.Timeout>();
-  const ids = new IdTable();
-
   const server = createServer((req, res) => {
     const pieces: Buffer[] = [];
     req.on('data', (chunk: Buffer) => pieces.push(chunk));
@@ -93,100 +77,17 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
       const body = pieces.length ? Buffer.concat(pieces).toString('utf8') : undefined;
       const live = { method: req.method ?? 'GET', path: req.url ?? '/', ...(body !== undefined ? { body } : {}) };
       const picked = matcher.pick(live);
-      if (!('miss' in picked)) {
-        const rpc = jsonRpcRequestOf(body);
-        if (rpc) ids.set(picked.mcpSession ?? '', { id: picked.rpcId, token: picked.progressToken }, { id: rpc.id, token: rpc.progressToken });
-        served(picked.index);
-      }
       if ('miss' in picked) {
         misses.push(picked.message);
         note(`replay miss: ${picked.message}`);
         sendMiss(res, live.path, body, picked.message);
         return;
       }
-      serve(res, picked);
+      playback.reached(picked, jsonRpcRequestOf(body));
+      playback.serve(res, picked);
     });
   });
-
-  // Which recorded exchanges a live request has reached, and the stream events waiting for one.
-  const reached = new Set<number>();
-  const waiting = new Map<number, (() => void)[]>();
-  function served(index: number): void {
-    reached.add(index);
-    for (const wake of waiting.get(index) ?? []) wake();
-    waiting.delete(index);
-  }
-  function reachedGate(index: number): Promise<void> {
-    if (reached.has(index)) return Promise.resolve();
-    return new Promise((resolve) => waiting.set(index, [...(waiting.get(index) ?? []), resolve]));
-  }
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => later(ms, resolve));
-  }
-
-  function later(ms: number, work: () => void): void {
-    if (ms <= 0) {
-      work();
-      return;
-    }
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      work();
-    }, ms);
-    timers.add(timer);
-  }
-
-  function serve(res: ServerResponse, exchange: RecordedExchange): void {
-    if (exchange.status === undefined) {
-      // The upstream never answered when this was recorded (unreachable or reset before headers): say so.
-      sendJson(res, 502, { error: `mcptap replay: when recorded, ${exchange.method} ${exchange.path} got no response from upstream (${exchange.outcome}).` });
-      return;
-    }
-    const contentType = String(exchange.headers['content-type'] ?? '');
-    const sse = contentType.includes('text/event-stream');
-    const plan = planExchange(exchange, options);
-    // 'close' on the response (not the socket, which keep-alive shares between requests): finished or hung up.
-    let closed = false;
-    res.on('close', () => {
-      closed = true;
-    });
-    void (async () => {
-      await sleep(options.noDelay ? 0 : exchange.ttfbMs / (options.speed ?? 1));
-      if (closed) return;
-      res.writeHead(exchange.status!, replayHeaders(exchange.headers));
-      res.flushHeaders();
-      const start = Date.now();
-      // One piece after another: each at its recorded time after the headers, and after the live request it
-      // waited for in the recording (its gate), whichever comes later.
-      for (const piece of plan) {
-        const wait = start + piece.atMs - Date.now();
-        if (wait > 0) await sleep(wait);
-        if (piece.gate !== undefined) await reachedGate(piece.gate);
-        if (closed) return;
-        res.write(ids.rewrite(piece.bytes, exchange.mcpSession ?? '', sse));
-      }
-      // A model's stream that delivered its terminator is complete, however its connection ended when recorded.
-      if (exchange.replyComplete) res.end();
-      else if (exchange.outcome === 'upstream-reset') res.destroy();
-      // A stream the client itself hung up on (a standalone SSE GET) stays open until this client does.
-      else if (exchange.outcome !== 'client-aborted') res.end();
-    })();
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        new McptapError(
-          'LISTEN_FAILED',
-          error.code === 'EADDRINUSE'
-            ? `port ${options.listen?.port} is already in use; choose another with --listen, or 0 for a free one.`
-            : `cannot listen on ${options.listen?.host ?? '127.0.0.1'}:${options.listen?.port ?? 0} (${error.code ?? error.message}).`,
-        ),
-      ),
-    );
-    server.listen(options.listen?.port ?? 0, options.listen?.host ?? '127.0.0.1', () => resolve());
-  });
-  const address = server.address() as AddressInfo;
+  const address = await listen(server, options.listen);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${host}:${address.port}`,
@@ -194,12 +95,121 @@ export async function startHttpReplay(options: HttpReplayOptions): Promise<HttpR
     exchanges: matcher.size,
     misses,
     close: async () => {
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
+      playback.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The capture's exchanges, with a note for what is not replayed as recorded; throws when there are none. */
+async function recordedExchanges(options: HttpReplayOptions, note: (note: string) => void): Promise<RecordedExchange[]> {
+  const sourced: RecordInFile[] = [];
+  if (options.records) for (const record of options.records) sourced.push({ record });
+  else for await (const { record, file } of readLogs(options.logs ?? [], readOptions(options))) sourced.push({ record, file });
+  const exchanges = buildHttpExchanges(sourced);
+  if (exchanges.length === 0) {
+    throw new McptapError('NO_HTTP_EXCHANGES', 'the logs hold no complete HTTP exchanges to serve. Give a log written by `mcptap http` (for a stdio capture, leave out --listen).');
+  }
+  const upgrades = sourced.filter(({ record }) => record.kind === 'http-end' && record.outcome === 'upgraded').length;
+  if (upgrades) note(`${upgrades} recorded WebSocket upgrade${upgrades === 1 ? ' is' : 's are'} not replayed (only HTTP exchanges are); a client asking for one gets a 404.`);
+  const truncated = exchanges.filter((e) => e.bodyTruncated).length;
+  if (truncated) note(`${truncated} recorded response bodies were cut at --max-body when recorded; they are served as far as they were kept.`);
+  return exchanges;
+}
+
+/** Listen, or reject with a sentence that says what to do. */
+function listen(server: Server, listen: HttpReplayOptions['listen']): Promise<AddressInfo> {
+  const port = listen?.port ?? 0;
+  const host = listen?.host ?? '127.0.0.1';
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const hint = error.code === 'EADDRINUSE' ? `port ${port} is already in use; choose another with --listen, or 0 for a free one.` : `cannot listen on ${host}:${port} (${error.code ?? error.message}).`;
+      reject(new McptapError('LISTEN_FAILED', hint));
+    });
+    server.listen(port, host, () => resolve(server.address() as AddressInfo));
+  });
+}
+
+/**
+ * Plays recorded responses back: each piece at its recorded time, and a piece that in the recording waited for
+ * a later request (its gate) only once a live request has reached that exchange. Ids are rewritten to the live ones.
+ */
+class Playback {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly ids = new IdTable();
+  /** Which recorded exchanges a live request has reached, and the stream pieces waiting for one. */
+  private readonly reachedSet = new Set<number>();
+  private readonly waiting = new Map<number, (() => void)[]>();
+
+  constructor(private readonly options: HttpReplayOptions) {}
+
+  /** A live request picked `exchange`: its ids become the recorded ones' stand-ins, and pieces waiting for it go. */
+  reached(exchange: RecordedExchange, rpc: ReturnType<typeof jsonRpcRequestOf>): void {
+    if (rpc) this.ids.set(exchange.mcpSession ?? '', { id: exchange.rpcId, token: exchange.progressToken }, { id: rpc.id, token: rpc.progressToken });
+    this.reachedSet.add(exchange.index);
+    for (const wake of this.waiting.get(exchange.index) ?? []) wake();
+    this.waiting.delete(exchange.index);
+  }
+
+  serve(res: ServerResponse, exchange: RecordedExchange): void {
+    if (exchange.status === undefined) {
+      // The upstream never answered when this was recorded (unreachable or reset before headers): say so.
+      sendJson(res, 502, { error: `mcptap replay: when recorded, ${exchange.method} ${exchange.path} got no response from upstream (${exchange.outcome}).` });
+      return;
+    }
+    // 'close' on the response (not the socket, which keep-alive shares between requests): finished or hung up.
+    let closed = false;
+    res.on('close', () => {
+      closed = true;
+    });
+    void this.play(res, exchange, () => closed);
+  }
+
+  stop(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private async play(res: ServerResponse, exchange: RecordedExchange, closed: () => boolean): Promise<void> {
+    const sse = String(exchange.headers['content-type'] ?? '').includes('text/event-stream');
+    const plan = planExchange(exchange, this.options);
+    await this.sleep(this.options.noDelay ? 0 : exchange.ttfbMs / (this.options.speed ?? 1));
+    if (closed()) return;
+    res.writeHead(exchange.status!, replayHeaders(exchange.headers));
+    res.flushHeaders();
+    const start = Date.now();
+    // One piece after another: each at its recorded time after the headers, and after the live request it
+    // waited for in the recording (its gate), whichever comes later.
+    for (const piece of plan) {
+      const wait = start + piece.atMs - Date.now();
+      if (wait > 0) await this.sleep(wait);
+      if (piece.gate !== undefined) await this.gate(piece.gate);
+      if (closed()) return;
+      res.write(this.ids.rewrite(piece.bytes, exchange.mcpSession ?? '', sse));
+    }
+    // A model's stream that delivered its terminator is complete, however its connection ended when recorded.
+    if (exchange.replyComplete) res.end();
+    else if (exchange.outcome === 'upstream-reset') res.destroy();
+    // A stream the client itself hung up on (a standalone SSE GET) stays open until this client does.
+    else if (exchange.outcome !== 'client-aborted') res.end();
+  }
+
+  private gate(index: number): Promise<void> {
+    if (this.reachedSet.has(index)) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.set(index, [...(this.waiting.get(index) ?? []), resolve]));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        resolve();
+      }, ms);
+      this.timers.add(timer);
+    });
+  }
 }
 
 /** A request not in the capture: 404 with a JSON body each kind of client shows to its user. */
