@@ -51,98 +51,113 @@ export interface RecordInFile {
   file?: string;
 }
 
+/** What the records say of each exchange (by file and exchange id), before the exchanges are built. */
+interface GatheredExchanges {
+  parts: Map<string, { req?: HttpRequestRecord; res?: HttpResponseRecord; end?: HttpEndRecord; order: number }>;
+  /** What each exchange's stream carried (server frames and SSE events, in order). */
+  streamed: Map<string, LogRecord[]>;
+  /** The client's frames, per file in seq order, for a binary search per event. */
+  clientFrames: Map<string, { seq: number; key: string }[]>;
+  /** The MCP session each exchange carried. */
+  sessionOf: Map<string, string>;
+}
+
 /** Gather the complete recorded exchanges, in the order their requests were recorded. */
 export function buildHttpExchanges(records: readonly RecordInFile[]): RecordedExchange[] {
-  const parts = new Map<string, { req?: HttpRequestRecord; res?: HttpResponseRecord; end?: HttpEndRecord; order: number }>();
-  // What each exchange's stream carried (server frames and SSE events, in order), and the client's frames.
-  const streamed = new Map<string, LogRecord[]>();
-  const clientFrames: { file: string; seq: number; key: string }[] = [];
-  const sessionOf = new Map<string, string>();
-  let order = 0;
+  const gathered = gatherExchanges(records);
+  const exchanges: RecordedExchange[] = [];
+  const indexOf = new Map<string, number>();
+  const streams: { exchange: RecordedExchange; key: string; res: HttpResponseRecord }[] = [];
+  for (const [key, { req, res, end }] of [...gathered.parts.entries()].sort((a, b) => a[1].order - b[1].order)) {
+    // A WebSocket upgrade is not an HTTP answer that can be served again (its messages are not replayed).
+    if (!req || !end || end.outcome === 'upgraded') continue;
+    const exchange = recordedExchange(exchanges.length, key, req, res, end, gathered.sessionOf.get(key));
+    indexOf.set(key, exchanges.length);
+    exchanges.push(exchange);
+    if (res && String(res.headers['content-type'] ?? '').includes('text/event-stream')) streams.push({ exchange, key, res });
+  }
+  for (const { exchange, key, res } of streams) {
+    const clientFrames = gathered.clientFrames.get(key.slice(0, key.lastIndexOf('#'))) ?? [];
+    const events = streamEvents(exchange.body, gathered.streamed.get(key) ?? [], res, (after, before) => gateOf(clientFrames, key, indexOf, after, before));
+    if (events) exchange.events = events;
+  }
+  return exchanges;
+}
+
+function gatherExchanges(records: readonly RecordInFile[]): GatheredExchanges {
+  const gathered: GatheredExchanges = { parts: new Map(), streamed: new Map(), clientFrames: new Map(), sessionOf: new Map() };
   for (const { record, file } of records) {
     if (record.kind === 'request' || record.kind === 'response' || record.kind === 'notification' || record.kind === 'invalid' || record.kind === 'sse') {
       const carrier = (record as { exchange?: string }).exchange;
       if (carrier === undefined) continue;
       const key = `${file ?? ''}#${carrier}`;
-      if (!sessionOf.has(key)) sessionOf.set(key, record.session);
-      if (record.dir === 's2c') {
-        const list = streamed.get(key) ?? [];
-        list.push(record);
-        streamed.set(key, list);
-      } else {
-        clientFrames.push({ file: file ?? '', seq: record.seq, key });
-      }
+      if (!gathered.sessionOf.has(key)) gathered.sessionOf.set(key, record.session);
+      if (record.dir === 's2c') pushTo(gathered.streamed, key, record);
+      else pushTo(gathered.clientFrames, file ?? '', { seq: record.seq, key });
       continue;
     }
     if (record.kind !== 'http-request' && record.kind !== 'http-response' && record.kind !== 'http-end') continue;
     const key = `${file ?? ''}#${record.exchange}`;
-    const entry = parts.get(key) ?? { order: order++ };
+    const entry = gathered.parts.get(key) ?? { order: gathered.parts.size };
     if (record.kind === 'http-request') entry.req = record;
     else if (record.kind === 'http-response') entry.res = record;
     else entry.end = record;
-    parts.set(key, entry);
+    gathered.parts.set(key, entry);
   }
-  const exchanges: RecordedExchange[] = [];
-  const indexOf = new Map<string, number>();
-  const pending: { exchange: RecordedExchange; key: string; file: string; res: HttpResponseRecord }[] = [];
-  for (const [key, { req, res, end }] of [...parts.entries()].sort((a, b) => a[1].order - b[1].order)) {
-    // A WebSocket upgrade is not an HTTP answer that can be served again (its messages are not replayed).
-    if (!req || !end || end.outcome === 'upgraded') continue;
-    const exchange: RecordedExchange = {
-      index: exchanges.length,
-      ref: key.startsWith('#') ? key.slice(1) : key,
-      method: req.method,
-      path: req.path,
-      headers: res?.headers ?? {},
-      ttfbMs: res?.ttfbMs ?? 0,
-      body: end.body === undefined ? Buffer.alloc(0) : Buffer.from(end.body, end.bodyEncoding === 'base64' ? 'base64' : 'utf8'),
-      bodyTruncated: end.bodyTruncated === true,
-      outcome: end.outcome,
-    };
-    const status = res?.status ?? end.status;
-    if (status !== undefined) exchange.status = status;
-    const mcpSession = sessionOf.get(key);
-    if (mcpSession !== undefined) exchange.mcpSession = mcpSession;
-    if (end.chunks) exchange.chunks = end.chunks;
-    if (end.replyComplete === true) exchange.replyComplete = true;
-    if (req.body !== undefined) {
-      exchange.requestBody = req.bodyEncoding === 'base64' ? Buffer.from(req.body, 'base64').toString('utf8') : req.body;
-      const rpc = jsonRpcRequestOf(exchange.requestBody);
-      if (rpc) {
-        exchange.rpcId = rpc.id;
-        exchange.rpcMethod = rpc.method;
-        if (rpc.progressToken !== undefined) exchange.progressToken = rpc.progressToken;
-      }
+  for (const list of gathered.clientFrames.values()) list.sort((a, b) => a.seq - b.seq);
+  return gathered;
+}
+
+function pushTo<V>(map: Map<string, V[]>, key: string, item: V): void {
+  const list = map.get(key);
+  if (list) list.push(item);
+  else map.set(key, [item]);
+}
+
+/** One exchange as the replay serves it, from its three records. */
+function recordedExchange(index: number, key: string, req: HttpRequestRecord, res: HttpResponseRecord | undefined, end: HttpEndRecord, mcpSession: string | undefined): RecordedExchange {
+  const exchange: RecordedExchange = {
+    index,
+    ref: key.startsWith('#') ? key.slice(1) : key,
+    method: req.method,
+    path: req.path,
+    headers: res?.headers ?? {},
+    ttfbMs: res?.ttfbMs ?? 0,
+    body: end.body === undefined ? Buffer.alloc(0) : Buffer.from(end.body, end.bodyEncoding === 'base64' ? 'base64' : 'utf8'),
+    bodyTruncated: end.bodyTruncated === true,
+    outcome: end.outcome,
+  };
+  const status = res?.status ?? end.status;
+  if (status !== undefined) exchange.status = status;
+  if (mcpSession !== undefined) exchange.mcpSession = mcpSession;
+  if (end.chunks) exchange.chunks = end.chunks;
+  if (end.replyComplete === true) exchange.replyComplete = true;
+  if (req.body !== undefined) {
+    exchange.requestBody = req.bodyEncoding === 'base64' ? Buffer.from(req.body, 'base64').toString('utf8') : req.body;
+    const rpc = jsonRpcRequestOf(exchange.requestBody);
+    if (rpc) {
+      exchange.rpcId = rpc.id;
+      exchange.rpcMethod = rpc.method;
+      if (rpc.progressToken !== undefined) exchange.progressToken = rpc.progressToken;
     }
-    indexOf.set(key, exchanges.length);
-    exchanges.push(exchange);
-    if (res && String(res.headers['content-type'] ?? '').includes('text/event-stream')) pending.push({ exchange, key, file: key.slice(0, key.lastIndexOf('#')), res });
   }
-  // Client frames per file in seq order, for a binary search per event.
-  const clientFramesOf = new Map<string, { seq: number; key: string }[]>();
-  for (const c of clientFrames) {
-    const list = clientFramesOf.get(c.file) ?? [];
-    list.push(c);
-    clientFramesOf.set(c.file, list);
+  return exchange;
+}
+
+/**
+ * The exchange an event of stream `key` waited for: the one that carried the client's last message before the
+ * event (seq `before`), sent after the stream opened (seq `after`), on another exchange.
+ */
+function gateOf(clientFrames: readonly { seq: number; key: string }[], key: string, indexOf: ReadonlyMap<string, number>, after: number, before: number): number | undefined {
+  let lo = 0;
+  let hi = clientFrames.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (clientFrames[mid]!.seq < before) lo = mid + 1;
+    else hi = mid;
   }
-  for (const list of clientFramesOf.values()) list.sort((a, b) => a.seq - b.seq);
-  for (const { exchange, key, file, res } of pending) {
-    const mine = clientFramesOf.get(file) ?? [];
-    const events = streamEvents(exchange.body, streamed.get(key) ?? [], res, (after, before) => {
-      // The client's last message before this event, sent after the stream opened, on another exchange.
-      let lo = 0;
-      let hi = mine.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (mine[mid]!.seq < before) lo = mid + 1;
-        else hi = mid;
-      }
-      for (let i = lo - 1; i >= 0 && mine[i]!.seq > after; i--) if (mine[i]!.key !== key) return indexOf.get(mine[i]!.key);
-      return undefined;
-    });
-    if (events) exchange.events = events;
-  }
-  return exchanges;
+  for (let i = lo - 1; i >= 0 && clientFrames[i]!.seq > after; i--) if (clientFrames[i]!.key !== key) return indexOf.get(clientFrames[i]!.key);
+  return undefined;
 }
 
 /**
