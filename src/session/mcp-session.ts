@@ -55,6 +55,17 @@ export interface ObserveVia {
   headers?: McpHeaders;
 }
 
+/** The message of one type. */
+type MessageOf<T extends Message['type']> = Extract<Message, { type: T }>;
+
+/** An answer's record names what it answers: the request's method, record, latency and tool. */
+function answeredFields(draft: ResponseDraft, answered: Answered): void {
+  draft.method = answered.request.method;
+  draft.requestSeq = answered.request.seq;
+  draft.latencyMs = answered.latencyMs;
+  if (answered.request.tool !== undefined) draft.tool = answered.request.tool;
+}
+
 export class McpSession {
   private readonly sink: RecordSink;
   private readonly stdio: boolean;
@@ -187,110 +198,117 @@ export class McpSession {
   }
 
   private observeMessage(frame: Frame, base: FrameFields & { time: number }, message: Message, text: string): void {
-    const dir = frame.dir;
     switch (message.type) {
-      case 'request': {
-        const params = message.params;
-        const tool = message.method === 'tools/call' ? asString(params?.name) : undefined;
-        const meta = asObject(params?._meta);
-        const progressToken = tokenOf(meta?.progressToken);
-        if (message.method === 'initialize') this.rememberOffer(params);
-        const draft: RecordDraft = requestDraft(base, dir, message.id, message.method, describeRequest(dir, message.method, params));
-        if (tool !== undefined) draft.tool = tool;
-        if (progressToken !== undefined) draft.progressToken = progressToken;
-        const open: NewRequest = { dir, id: message.id, method: message.method, mono: frame.mono, tool, progressToken };
-        if (dir === 'c2s') {
-          this.clientRequests++;
-          if (message.method === 'server/discover') this.discoverRequests++;
-        }
-        const envelope = meta ? requestMeta(meta) : undefined;
-        if (envelope) this.readEnvelope(draft, envelope);
-        // Multi-round-trip calls exist from 2026-07-28 on; only those requests keep their params for the retry.
-        if (envelope?.protocolVersion !== undefined && ROUND_METHODS.has(message.method) && params) {
-          open.params = params;
-          if (isRetry(params)) this.continueCall(draft, open, params);
-        }
-        if (this.headers) this.checkHeaders(draft, message.method, params, meta);
-        if (message.method.startsWith('tasks/')) this.linkTask(draft, params);
-        this.openRequest(open, draft, frame);
-        return;
-      }
-      case 'response': {
-        const answered = this.answer(dir, message.id, frame.mono);
-        const request = answered?.request;
-        if (request?.method === 'initialize') this.rememberAnswer(message.result);
-        const result = asObject(message.result);
-        const draft: RecordDraft = responseDraft(base, dir, message.id, describeResult(request, message.result, answered?.latencyMs, this.handshake));
-        const resultType = asString(result?.resultType);
-        if (resultType !== undefined) {
-          draft.resultType = resultType;
-          if (!KNOWN_RESULT_TYPES.has(resultType)) draft.msg = `${draft.msg} Its resultType is ${JSON.stringify(resultType)}, one this version of mcptap does not know; relayed as is.`;
-        }
-        if (request) {
-          draft.method = request.method;
-          draft.requestSeq = request.seq;
-          draft.latencyMs = answered.latencyMs;
-          if (request.tool !== undefined) draft.tool = request.tool;
-          if (request.method === 'tools/call') {
-            const isError = result?.isError === true;
-            draft.isError = isError;
-            if (isError) draft.level = LEVEL.warn;
-          }
-          if (resultType === 'input_required') this.awaitInput(draft, request, result!, answered.latencyMs, frame.mono);
-          else if (request.call) this.finishCall(draft, request, answered.latencyMs, frame.mono);
-          const task = asString(asObject(result?.task)?.taskId);
-          if (task !== undefined && !request.method.startsWith('tasks/')) this.tasks.created(task, request);
-          if (request.method === 'server/discover' && Array.isArray(result?.supportedVersions)) {
-            draft.supportedVersions = result.supportedVersions.filter((v): v is string => typeof v === 'string');
-          }
-        }
-        // Every 2026-07-28 result may name the server; it is read until one has.
-        if (this.serverSaid === undefined && result?._meta !== undefined) this.readServer(draft, resultServerInfo(result));
-        this.sink.write(draft);
-        return;
-      }
-      case 'error': {
-        const answered = this.answer(dir, message.id, frame.mono);
-        const request = answered?.request;
-        const draft: RecordDraft = errorDraft(base, dir, message.id, message.error, describeError(request, message.error, answered?.latencyMs));
-        if (request) {
-          draft.method = request.method;
-          draft.requestSeq = request.seq;
-          draft.latencyMs = answered.latencyMs;
-          if (request.tool !== undefined) draft.tool = request.tool;
-          // A server that cannot answer server/discover speaks an earlier revision: the client falls back to
-          // initialize. That is version negotiation working, not a failure.
-          if (request.method === 'server/discover' && dir === 's2c') {
-            draft.versionFallback = true;
-            draft.level = LEVEL.info;
-          }
-          if (request.call) this.finishCall(draft, request, answered.latencyMs, frame.mono);
-        }
-        this.sink.write(draft);
-        return;
-      }
-      case 'notification': {
-        const related = this.relatedRequest(dir, message.method, message.params);
-        const draft: RecordDraft = notificationDraft(base, dir, message.method, describeNotification(dir, message.method, message.params, related));
-        const token = message.method === 'notifications/progress' ? tokenOf(message.params?.progressToken) : undefined;
-        if (related?.method === 'subscriptions/listen' && message.method !== 'notifications/cancelled') draft.subscriptionId = related.id;
-        if (token !== undefined) draft.progressToken = token;
-        if (related) {
-          draft.relatedId = related.id;
-          draft.relatedMethod = related.method;
-          draft.requestSeq = related.seq;
-        }
-        this.sink.write(draft);
-        // A client that cancels its subscription ends it there: no answer is coming.
-        if (related?.method === 'subscriptions/listen' && message.method === 'notifications/cancelled' && dir === 'c2s') {
-          this.pairing('c2s').respond('s2c', related.id, frame.mono);
-          this.writePending(related, frame.time, frame.mono, 'cancelled');
-        }
-        return;
-      }
+      case 'request':
+        return this.observeRequest(frame, base, message);
+      case 'response':
+        return this.observeResult(frame, base, message);
+      case 'error':
+        return this.observeError(frame, base, message);
+      case 'notification':
+        return this.observeNotification(frame, base, message);
       case 'invalid':
-        this.writeInvalid(frame, base, message.reason, text, false, message);
-        return;
+        return this.writeInvalid(frame, base, message.reason, text, false, message);
+    }
+  }
+
+  private observeRequest(frame: Frame, base: FrameFields & { time: number }, message: MessageOf<'request'>): void {
+    const dir = frame.dir;
+    const params = message.params;
+    const tool = message.method === 'tools/call' ? asString(params?.name) : undefined;
+    const meta = asObject(params?._meta);
+    const progressToken = tokenOf(meta?.progressToken);
+    if (message.method === 'initialize') this.rememberOffer(params);
+    const draft: RecordDraft = requestDraft(base, dir, message.id, message.method, describeRequest(dir, message.method, params));
+    if (tool !== undefined) draft.tool = tool;
+    if (progressToken !== undefined) draft.progressToken = progressToken;
+    const open: NewRequest = { dir, id: message.id, method: message.method, mono: frame.mono, tool, progressToken };
+    if (dir === 'c2s') {
+      this.clientRequests++;
+      if (message.method === 'server/discover') this.discoverRequests++;
+    }
+    const envelope = meta ? requestMeta(meta) : undefined;
+    if (envelope) this.readEnvelope(draft, envelope);
+    // Multi-round-trip calls exist from 2026-07-28 on; only those requests keep their params for the retry.
+    if (envelope?.protocolVersion !== undefined && ROUND_METHODS.has(message.method) && params) {
+      open.params = params;
+      if (isRetry(params)) this.continueCall(draft, open, params);
+    }
+    if (this.headers) this.checkHeaders(draft, message.method, params, meta);
+    if (message.method.startsWith('tasks/')) this.linkTask(draft, params);
+    this.openRequest(open, draft, frame);
+  }
+
+  private observeResult(frame: Frame, base: FrameFields & { time: number }, message: MessageOf<'response'>): void {
+    const answered = this.answer(frame.dir, message.id, frame.mono);
+    const request = answered?.request;
+    if (request?.method === 'initialize') this.rememberAnswer(message.result);
+    const result = asObject(message.result);
+    const draft = responseDraft(base, frame.dir, message.id, describeResult(request, message.result, answered?.latencyMs, this.handshake));
+    const resultType = asString(result?.resultType);
+    if (resultType !== undefined) {
+      draft.resultType = resultType;
+      if (!KNOWN_RESULT_TYPES.has(resultType)) draft.msg = `${draft.msg} Its resultType is ${JSON.stringify(resultType)}, one this version of mcptap does not know; relayed as is.`;
+    }
+    if (answered) this.resultAnswers(draft, answered, result, resultType, frame.mono);
+    // Every 2026-07-28 result may name the server; it is read until one has.
+    if (this.serverSaid === undefined && result?._meta !== undefined) this.readServer(draft, resultServerInfo(result));
+    this.sink.write(draft);
+  }
+
+  /** What a result says of the request it answers: a tool's error, another round, a task, the revisions. */
+  private resultAnswers(draft: ResponseDraft, answered: Answered, result: Record<string, unknown> | undefined, resultType: string | undefined, mono: number): void {
+    const request = answered.request;
+    answeredFields(draft, answered);
+    if (request.method === 'tools/call') {
+      const isError = result?.isError === true;
+      draft.isError = isError;
+      if (isError) draft.level = LEVEL.warn;
+    }
+    if (resultType === 'input_required') this.awaitInput(draft, request, result!, answered.latencyMs, mono);
+    else if (request.call) this.finishCall(draft, request, answered.latencyMs, mono);
+    const task = asString(asObject(result?.task)?.taskId);
+    if (task !== undefined && !request.method.startsWith('tasks/')) this.tasks.created(task, request);
+    if (request.method === 'server/discover' && Array.isArray(result?.supportedVersions)) {
+      draft.supportedVersions = result.supportedVersions.filter((v): v is string => typeof v === 'string');
+    }
+  }
+
+  private observeError(frame: Frame, base: FrameFields & { time: number }, message: MessageOf<'error'>): void {
+    const dir = frame.dir;
+    const answered = this.answer(dir, message.id, frame.mono);
+    const request = answered?.request;
+    const draft = errorDraft(base, dir, message.id, message.error, describeError(request, message.error, answered?.latencyMs));
+    if (answered) {
+      answeredFields(draft, answered);
+      // A server that cannot answer server/discover speaks an earlier revision: the client falls back to
+      // initialize. That is version negotiation working, not a failure.
+      if (answered.request.method === 'server/discover' && dir === 's2c') {
+        draft.versionFallback = true;
+        draft.level = LEVEL.info;
+      }
+      if (answered.request.call) this.finishCall(draft, answered.request, answered.latencyMs, frame.mono);
+    }
+    this.sink.write(draft);
+  }
+
+  private observeNotification(frame: Frame, base: FrameFields & { time: number }, message: MessageOf<'notification'>): void {
+    const dir = frame.dir;
+    const related = this.relatedRequest(dir, message.method, message.params);
+    const draft: RecordDraft = notificationDraft(base, dir, message.method, describeNotification(dir, message.method, message.params, related));
+    const token = message.method === 'notifications/progress' ? tokenOf(message.params?.progressToken) : undefined;
+    if (related?.method === 'subscriptions/listen' && message.method !== 'notifications/cancelled') draft.subscriptionId = related.id;
+    if (token !== undefined) draft.progressToken = token;
+    if (related) {
+      draft.relatedId = related.id;
+      draft.relatedMethod = related.method;
+      draft.requestSeq = related.seq;
+    }
+    this.sink.write(draft);
+    // A client that cancels its subscription ends it there: no answer is coming.
+    if (related?.method === 'subscriptions/listen' && message.method === 'notifications/cancelled' && dir === 'c2s') {
+      this.pairing('c2s').respond('s2c', related.id, frame.mono);
+      this.writePending(related, frame.time, frame.mono, 'cancelled');
     }
   }
 
