@@ -325,46 +325,8 @@ export class McpReplayEngine {
 
   private receiveMessage(message: Message, out: EngineOutput): void {
     switch (message.type) {
-      case 'request': {
-        const key = canonicalParams(message.params);
-        const picked = this.matcher.pick(message.method, key, this.mode);
-        if (typeof picked === 'number') {
-          const step = this.requestSteps[picked]!;
-          this.liveIds.set(step, message.id);
-          const token = (message.params?._meta as Record<string, unknown> | undefined)?.progressToken;
-          if (token !== undefined) this.liveTokens.set(step, token);
-          this.consume(step);
-          this.answered++;
-          return;
-        }
-        if (message.method === 'server/discover' && this.discover) {
-          // The SDK v2 client probes before its session; the answer comes from the probe's log or the session.
-          out.frames.push(line({ jsonrpc: '2.0', id: message.id, result: this.discover }));
-          return;
-        }
-        if (message.method === 'ping') {
-          // A liveness check is not part of any conversation; answering it keeps the client's keep-alive happy.
-          out.frames.push(line({ jsonrpc: '2.0', id: message.id, result: {} }));
-          return;
-        }
-        this.misses++;
-        const what = describeCall(message.method, message.params);
-        const why =
-          picked === 'unknown-method'
-            ? `${what} is not in the capture ${this.source}: the recorded server never received ${message.method}.`
-            : this.mode === 'strict'
-              ? `${what} is not in the capture ${this.source}: the next recorded ${message.method} has other params (--match strict).`
-              : `${what} is not in the capture ${this.source}: every recorded ${message.method} with these params has been answered already.`;
-        out.frames.push(
-          line({
-            jsonrpc: '2.0',
-            id: message.id,
-            error: { code: picked === 'unknown-method' ? REPLAY_ERROR.unknownMethod : REPLAY_ERROR.noMatch, message: `mcptap replay: ${why}` },
-          }),
-        );
-        out.notes.push(`replay miss: ${why}`);
-        return;
-      }
+      case 'request':
+        return this.receiveRequest(message, out);
       case 'notification': {
         const entry = this.notifications.get(message.method);
         if (!entry || entry.next >= entry.steps.length) {
@@ -375,29 +337,66 @@ export class McpReplayEngine {
         return;
       }
       case 'response':
-      case 'error': {
-        // The client answers a server request we sent with its recorded id: find the recorded answer.
-        const step =
-          message.id === null
-            ? undefined
-            : this.answers.get(idKey(message.id))?.find((i) => !this.consumed[i] && this.steps[i]!.requestStep !== undefined && this.sent[this.steps[i]!.requestStep!]);
-        if (step === undefined) {
-          out.notes.push(`replay: the client sent a response to id ${String(message.id)}, which matches no server request the replay sent; ignored.`);
-          return;
-        }
-        this.consume(step);
-        const recorded = this.steps[step]!;
-        const method = recorded.requestStep !== undefined ? this.steps[recorded.requestStep]!.method : undefined;
-        const liveAnswer = message.type === 'error' ? { error: message.error } : { result: message.result };
-        const recordedAnswer = recorded.json ? ('error' in recorded.json ? { error: recorded.json.error } : { result: recorded.json.result }) : undefined;
-        if (recordedAnswer && canonicalJson(liveAnswer) !== canonicalJson(recordedAnswer)) {
-          out.notes.push(`replay: the client answered ${method ?? 'a server request'} (id ${String(message.id)}) differently than in the capture; the replay goes on with what was recorded next.`);
-        }
-        return;
-      }
+      case 'error':
+        return this.receiveAnswer(message, out);
       case 'invalid':
         out.notes.push(`replay: the client sent a line that is not JSON-RPC (${message.reason}); ignored.`);
         return;
+    }
+  }
+
+  /** A live request: the recorded one it matches goes on, or the client is told plainly why none does. */
+  private receiveRequest(message: Extract<Message, { type: 'request' }>, out: EngineOutput): void {
+    const picked = this.matcher.pick(message.method, canonicalParams(message.params), this.mode);
+    if (typeof picked === 'number') {
+      const step = this.requestSteps[picked]!;
+      this.liveIds.set(step, message.id);
+      const token = (message.params?._meta as Record<string, unknown> | undefined)?.progressToken;
+      if (token !== undefined) this.liveTokens.set(step, token);
+      this.consume(step);
+      this.answered++;
+      return;
+    }
+    if (message.method === 'server/discover' && this.discover) {
+      // The SDK v2 client probes before its session; the answer comes from the probe's log or the session.
+      out.frames.push(line({ jsonrpc: '2.0', id: message.id, result: this.discover }));
+      return;
+    }
+    if (message.method === 'ping') {
+      // A liveness check is not part of any conversation; answering it keeps the client's keep-alive happy.
+      out.frames.push(line({ jsonrpc: '2.0', id: message.id, result: {} }));
+      return;
+    }
+    this.misses++;
+    const what = describeCall(message.method, message.params);
+    const why =
+      picked === 'unknown-method'
+        ? `${what} is not in the capture ${this.source}: the recorded server never received ${message.method}.`
+        : this.mode === 'strict'
+          ? `${what} is not in the capture ${this.source}: the next recorded ${message.method} has other params (--match strict).`
+          : `${what} is not in the capture ${this.source}: every recorded ${message.method} with these params has been answered already.`;
+    const code = picked === 'unknown-method' ? REPLAY_ERROR.unknownMethod : REPLAY_ERROR.noMatch;
+    out.frames.push(line({ jsonrpc: '2.0', id: message.id, error: { code, message: `mcptap replay: ${why}` } }));
+    out.notes.push(`replay miss: ${why}`);
+  }
+
+  /** The client answers a server request we sent with its recorded id: find the recorded answer. */
+  private receiveAnswer(message: Extract<Message, { type: 'response' | 'error' }>, out: EngineOutput): void {
+    const step =
+      message.id === null
+        ? undefined
+        : this.answers.get(idKey(message.id))?.find((i) => !this.consumed[i] && this.steps[i]!.requestStep !== undefined && this.sent[this.steps[i]!.requestStep!]);
+    if (step === undefined) {
+      out.notes.push(`replay: the client sent a response to id ${String(message.id)}, which matches no server request the replay sent; ignored.`);
+      return;
+    }
+    this.consume(step);
+    const recorded = this.steps[step]!;
+    const method = recorded.requestStep !== undefined ? this.steps[recorded.requestStep]!.method : undefined;
+    const liveAnswer = message.type === 'error' ? { error: message.error } : { result: message.result };
+    const recordedAnswer = recorded.json ? ('error' in recorded.json ? { error: recorded.json.error } : { result: recorded.json.result }) : undefined;
+    if (recordedAnswer && canonicalJson(liveAnswer) !== canonicalJson(recordedAnswer)) {
+      out.notes.push(`replay: the client answered ${method ?? 'a server request'} (id ${String(message.id)}) differently than in the capture; the replay goes on with what was recorded next.`);
     }
   }
 
