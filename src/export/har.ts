@@ -310,49 +310,11 @@ function httpEntry(p: HttpParts, targets: Map<string, string>): HarEntry {
   const send = Math.max(0, req.time - start);
   const wait = res ? res.ttfbMs : end ? Math.max(0, end.time - req.time) : 0;
   const receive = res && end ? Math.max(0, end.time - res.time) : 0;
-  const url = urlOf(targets.get(p.label), req.headers, req.path);
-  const status = res?.status ?? end?.status ?? 0;
-  const mime = headerValue(res?.headers, 'content-type') ?? '';
   const entry: HarEntry = {
     startedDateTime: new Date(start).toISOString(),
     time: ms(send + wait + receive),
-    request: {
-      method: req.method,
-      url,
-      httpVersion: 'HTTP/1.1',
-      cookies: [],
-      headers: harHeaders(req.headers),
-      queryString: queryOf(url),
-      ...(req.body !== undefined || req.bodyBytes > 0
-        ? {
-            postData: {
-              mimeType: headerValue(req.headers, 'content-type') ?? '',
-              text: req.body ?? '',
-              ...(req.bodyEncoding === 'base64' ? { comment: 'text is base64: the body was not valid UTF-8' } : {}),
-              ...(req.bodyTruncated ? { comment: `only the first part of the ${req.bodyBytes}-byte body was logged` } : {}),
-            },
-          }
-        : {}),
-      headersSize: -1,
-      bodySize: req.bodyBytes,
-    },
-    response: {
-      status,
-      statusText: statusText(status, end),
-      httpVersion: 'HTTP/1.1',
-      cookies: [],
-      headers: harHeaders(res?.headers ?? {}),
-      content: {
-        size: end?.body !== undefined && end.bodyEncoding !== 'base64' && !end.bodyTruncated ? Buffer.byteLength(end.body) : (end?.resBytes ?? 0),
-        mimeType: mime,
-        ...(end?.body !== undefined ? { text: end.body } : {}),
-        ...(end?.bodyEncoding === 'base64' ? { encoding: 'base64' } : {}),
-        ...(end?.bodyTruncated ? { comment: 'only the first part of the body was logged (--max-body)' } : {}),
-      },
-      redirectURL: headerValue(res?.headers, 'location') ?? '',
-      headersSize: -1,
-      bodySize: end?.resBytes ?? -1,
-    },
+    request: harRequest(req, urlOf(targets.get(p.label), req.headers, req.path)),
+    response: harResponse(res, end),
     cache: {},
     timings: { blocked: -1, dns: -1, connect: -1, send: ms(send), wait: ms(wait), receive: ms(receive), ssl: -1 },
     _mcptap: {
@@ -370,6 +332,50 @@ function httpEntry(p: HttpParts, targets: Map<string, string>): HarEntry {
   if (llm) entry._llm = llm;
   if (p.mcp.length > 0) entry._mcp = p.mcp;
   return entry;
+}
+
+function harRequest(req: HttpRequestRecord, url: string): HarEntry['request'] {
+  return {
+    method: req.method,
+    url,
+    httpVersion: 'HTTP/1.1',
+    cookies: [],
+    headers: harHeaders(req.headers),
+    queryString: queryOf(url),
+    ...(req.body !== undefined || req.bodyBytes > 0
+      ? {
+          postData: {
+            mimeType: headerValue(req.headers, 'content-type') ?? '',
+            text: req.body ?? '',
+            ...(req.bodyEncoding === 'base64' ? { comment: 'text is base64: the body was not valid UTF-8' } : {}),
+            ...(req.bodyTruncated ? { comment: `only the first part of the ${req.bodyBytes}-byte body was logged` } : {}),
+          },
+        }
+      : {}),
+    headersSize: -1,
+    bodySize: req.bodyBytes,
+  };
+}
+
+function harResponse(res: HttpResponseRecord | undefined, end: HttpEndRecord | undefined): HarEntry['response'] {
+  const status = res?.status ?? end?.status ?? 0;
+  return {
+    status,
+    statusText: statusText(status, end),
+    httpVersion: 'HTTP/1.1',
+    cookies: [],
+    headers: harHeaders(res?.headers ?? {}),
+    content: {
+      size: end?.body !== undefined && end.bodyEncoding !== 'base64' && !end.bodyTruncated ? Buffer.byteLength(end.body) : (end?.resBytes ?? 0),
+      mimeType: headerValue(res?.headers, 'content-type') ?? '',
+      ...(end?.body !== undefined ? { text: end.body } : {}),
+      ...(end?.bodyEncoding === 'base64' ? { encoding: 'base64' } : {}),
+      ...(end?.bodyTruncated ? { comment: 'only the first part of the body was logged (--max-body)' } : {}),
+    },
+    redirectURL: headerValue(res?.headers, 'location') ?? '',
+    headersSize: -1,
+    bodySize: end?.resBytes ?? -1,
+  };
 }
 
 /** An LLM call whose HTTP records are missing (a log filtered to LLM records): one entry from the LLM records. */
