@@ -144,6 +144,7 @@ export class StdioInspector implements Inspector {
         kind: 'lifecycle',
         event: 'warning',
         level: LEVEL.warn,
+        uninspectedBytes: bytes,
         msg: `mcptap fell behind and did not inspect ${bytes} bytes of ${STREAM_NAMES[stream]}, up to the end of a line; they were relayed in full, and logging resumes with the next line.`,
       });
     });

@@ -123,6 +123,8 @@ export interface ResponseRecord extends RecordBase, FrameFields {
   latencyMs?: number;
   /** `seq` of the request this answers. */
   requestSeq?: number;
+  /** The request had been evicted (its `pending` record, `evicted: true`, is earlier in the log): this answer settles it. */
+  afterPending?: true;
   /** The JSON-RPC error, for an error response. */
   error?: JsonRpcErrorObject;
   /** For `tools/call`: `result.isError` (a tool that failed without a JSON-RPC error). */
@@ -195,6 +197,11 @@ export interface PendingRecord extends RecordBase {
   ageMs: number;
   /** True when its sender cancelled it (`notifications/cancelled`); MCP says no response is due then. */
   cancelled?: boolean;
+  /**
+   * Pushed out of mcptap's table of open requests to bound memory, not yet answered: an answer may still come,
+   * and is then a response with the same requestSeq and `afterPending: true`.
+   */
+  evicted?: true;
   /** A `subscriptions/listen` whose stream ended: a subscription, answered only if the server ends it. */
   subscription?: boolean;
 }
@@ -223,6 +230,8 @@ export interface LifecycleRecord extends RecordBase {
   stderrTail?: string[];
   /** On a `warning` that the log fell behind: how many records were dropped before this point. */
   dropped?: number;
+  /** On a warning that inspection fell behind: bytes relayed in full but not inspected (no record holds them). */
+  uninspectedBytes?: number;
   /** On an exit: this copy of the server only answered a client's server/discover version probe (2026-07-28). */
   probe?: boolean;
 }

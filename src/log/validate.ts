@@ -20,11 +20,11 @@ const FRAME: Shape = { bytes: 'number', raw: 'string', 'rawEncoding?': 'string',
 /** The fields of each kind, besides BASE. */
 const SHAPES: Record<string, Shape> = {
   request: { ...FRAME, dir: 'dir', id: 'id', method: 'string', 'tool?': 'string', 'progressToken?': 'id' },
-  response: { ...FRAME, dir: 'dir', id: 'id-or-null', 'method?': 'string', 'tool?': 'string', 'latencyMs?': 'number', 'requestSeq?': 'number', 'error?': 'rpc-error', 'isError?': 'boolean' },
+  response: { ...FRAME, dir: 'dir', id: 'id-or-null', 'method?': 'string', 'tool?': 'string', 'latencyMs?': 'number', 'requestSeq?': 'number', 'afterPending?': 'boolean', 'error?': 'rpc-error', 'isError?': 'boolean' },
   notification: { ...FRAME, dir: 'dir', method: 'string', 'relatedId?': 'id-or-null', 'relatedMethod?': 'string', 'requestSeq?': 'number', 'progressToken?': 'id' },
   invalid: { ...FRAME, dir: 'dir', reason: 'string', 'partial?': 'boolean', 'id?': 'id-or-null', 'method?': 'string' },
   stderr: { text: 'string', bytes: 'number', 'truncated?': 'boolean' },
-  pending: { dir: 'dir', id: 'id', method: 'string', requestSeq: 'number', ageMs: 'number', 'tool?': 'string', 'cancelled?': 'boolean' },
+  pending: { dir: 'dir', id: 'id', method: 'string', requestSeq: 'number', ageMs: 'number', 'tool?': 'string', 'cancelled?': 'boolean', 'evicted?': 'boolean' },
   lifecycle: {
     event: 'string',
     'mcptapVersion?': 'string',
@@ -40,6 +40,7 @@ const SHAPES: Record<string, Shape> = {
     'durationMs?': 'number',
     'stderrTail?': 'strings',
     'dropped?': 'number',
+    'uninspectedBytes?': 'number',
   },
   'http-request': { exchange: 'string', method: 'string', path: 'string', headers: 'object', bodyBytes: 'number', 'body?': 'string', 'bodyEncoding?': 'string', 'bodyTruncated?': 'boolean' },
   'http-response': { exchange: 'string', status: 'number', headers: 'object', ttfbMs: 'number' },

@@ -9,7 +9,12 @@
  * as pending rather than lose it silently. The oldest is found in an arrival queue, not by iterating the map
  * from its head: V8 walks every entry deleted at a Map's head since its last rehash on each such iteration. A
  * request leaves the queue lazily, marked `closed`: a look at the mark, not a lookup in a Map of thousands.
+ *
+ * An evicted request (pushed out by the bound or by its age) is still found by an answer that comes later, among
+ * the last `maxPending` evicted each way (`afterPending`): a busy server's late answer is its request's, not an
+ * answer to "a request mcptap did not see".
  */
+import { RecentMap } from './recent-map.js';
 import type { Direction, JsonRpcId } from '../types.js';
 
 /** A request seen but not yet answered. */
@@ -48,6 +53,8 @@ export interface CallRound {
 export interface Answered {
   request: OpenRequest;
   latencyMs: number;
+  /** The request had been evicted: its `pending` record came before this answer. */
+  afterPending?: true;
 }
 
 export const DEFAULT_MAX_PENDING = 10_000;
@@ -65,11 +72,17 @@ export class Correlator {
   /** Requests in arrival order, from `head`; one no longer open is passed over (lazy deletion). */
   private queue: OpenRequest[] = [];
   private head = 0;
+  /** The last `maxPending` evicted requests of each direction, by id. */
+  private readonly evicted: { c2s: RecentMap<JsonRpcId, OpenRequest>; s2c: RecentMap<JsonRpcId, OpenRequest> };
+  /** True once an evicted request was forgotten altogether: an answer to it can no longer be told apart. */
+  forgotEvicted = false;
 
   constructor(
     private readonly maxPending = DEFAULT_MAX_PENDING,
     private readonly maxAgeMs = DEFAULT_MAX_PENDING_AGE_MS,
-  ) {}
+  ) {
+    this.evicted = { c2s: new RecentMap(maxPending), s2c: new RecentMap(maxPending) };
+  }
 
   /** Remember a request. Returns requests pushed out to make room (or replaced by one with the same key). */
   request(request: OpenRequest): OpenRequest[] {
@@ -80,18 +93,15 @@ export class Correlator {
       this.forget(previous);
       pushedOut.push(previous);
     }
+    // A sender that reuses the id of an evicted request has let that one go.
+    this.evicted[request.dir].take(request.id);
     open.set(request.id, request);
     this.queue.push(request);
     if (request.progressToken !== undefined) this.byProgressToken[request.dir].set(request.progressToken, request);
-    while (this.size > this.maxPending) {
-      const oldest = this.oldest()!;
-      this.forget(oldest);
-      pushedOut.push(oldest);
-    }
+    while (this.size > this.maxPending) this.evict(this.oldest()!, pushedOut);
     // The queue is in arrival order, so the aged-out requests are at its head: stop at the first young one.
     for (let oldest = this.oldest(); oldest !== undefined && request.mono - oldest.mono > this.maxAgeMs; oldest = this.oldest()) {
-      this.forget(oldest);
-      pushedOut.push(oldest);
+      this.evict(oldest, pushedOut);
     }
     return pushedOut;
   }
@@ -100,7 +110,10 @@ export class Correlator {
   respond(dir: Direction, id: JsonRpcId | null, mono: number): Answered | undefined {
     if (id === null) return undefined;
     const request = this.open[opposite(dir)].get(id);
-    if (!request) return undefined;
+    if (!request) {
+      const evicted = this.evicted[opposite(dir)].take(id);
+      return evicted && { request: evicted, latencyMs: roundMs(mono - evicted.mono), afterPending: true };
+    }
     this.forget(request);
     return { request, latencyMs: roundMs(mono - request.mono) };
   }
@@ -184,6 +197,14 @@ export class Correlator {
       this.head = 0;
     }
     return this.queue[this.head];
+  }
+
+  private evict(request: OpenRequest, pushedOut: OpenRequest[]): void {
+    this.forget(request);
+    // A late answer needs what its record says, not the params kept for a retry (they may be large).
+    if (request.params !== undefined) request.params = undefined;
+    if (this.evicted[request.dir].set(request.id, request) !== undefined) this.forgotEvicted = true;
+    pushedOut.push(request);
   }
 
   private forget(request: OpenRequest): void {

@@ -64,7 +64,13 @@ function answeredFields(draft: ResponseDraft, answered: Answered): void {
   draft.requestSeq = answered.request.seq;
   draft.latencyMs = answered.latencyMs;
   if (answered.request.tool !== undefined) draft.tool = answered.request.tool;
+  if (answered.afterPending) draft.afterPending = true;
 }
+
+/** An answer to a request whose `pending` record came first (it was evicted to bound memory). */
+const AFTER_PENDING_NOTE = 'It answers a request mcptap had stopped tracking to bound memory (its pending record is earlier in the log).';
+/** An answer to no request mcptap holds, in a session that has forgotten requests it evicted. */
+const MAYBE_FORGOTTEN_NOTE = 'It may answer one of the requests mcptap stopped tracking to bound memory: too many were waiting to remember them all.';
 
 export class McpSession {
   private readonly sink: RecordSink;
@@ -253,7 +259,14 @@ export class McpSession {
     if (answered) this.resultAnswers(draft, answered, result, resultType, frame.mono);
     // Every 2026-07-28 result may name the server; it is read until one has.
     if (this.serverSaid === undefined && result?._meta !== undefined) this.readServer(draft, resultServerInfo(result));
+    this.notePairing(draft, answered, frame.dir);
     this.sink.write(draft);
+  }
+
+  /** An answer's msg says when its request had been evicted, or may have been. */
+  private notePairing(draft: { msg: string }, answered: Answered | undefined, dir: Direction): void {
+    if (answered?.afterPending) draft.msg = `${draft.msg} ${AFTER_PENDING_NOTE}`;
+    else if (!answered && this.pairing(dir === 's2c' ? 'c2s' : 's2c').forgotEvicted) draft.msg = `${draft.msg} ${MAYBE_FORGOTTEN_NOTE}`;
   }
 
   /** What a result says of the request it answers: a tool's error, another round, a task, the revisions. */
@@ -289,6 +302,7 @@ export class McpSession {
       }
       if (answered.request.call) this.finishCall(draft, answered.request, answered.latencyMs, frame.mono);
     }
+    this.notePairing(draft, answered, dir);
     this.sink.write(draft);
   }
 
@@ -335,12 +349,8 @@ export class McpSession {
         msg: `${error ? 'Error response' : 'Response'} to ${about}${answered ? ` (${formatMs(answered.latencyMs)})` : ''}${note}.`,
       });
       if (error) draft.level = LEVEL.warn;
-      if (answered) {
-        draft.method = answered.request.method;
-        draft.requestSeq = answered.request.seq;
-        draft.latencyMs = answered.latencyMs;
-        if (answered.request.tool !== undefined) draft.tool = answered.request.tool;
-      }
+      if (answered) answeredFields(draft as ResponseDraft, answered);
+      this.notePairing(draft as ResponseDraft, answered, dir);
       this.sink.write(draft);
     } else if (!/^\s*[[{]/.test(head)) {
       // Long plain text on stdout is pollution all the same.
@@ -429,6 +439,7 @@ export class McpSession {
     if (subscription) draft.subscription = true;
     if (request.tool !== undefined) draft.tool = request.tool;
     if (request.cancelled) draft.cancelled = true;
+    if (why === 'evicted') draft.evicted = true;
     this.sink.write(draft);
   }
 

@@ -106,6 +106,8 @@ describe('the inspection thread', () => {
     expect(gaps.length).toBeGreaterThan(0);
     const skipped = gaps.map((m) => Number(/did not inspect (\d+) bytes of the server\u2019s stdout, up to the end of a line; they were relayed in full/.exec(m)?.[1]));
     expect(skipped.every((n) => n > 0)).toBe(true);
+    // The count is a field too, for check (a request whose answer was in those bytes is unknown, not unanswered).
+    expect(records.filter((r) => r.event === 'warning').map((r) => r.uninspectedBytes)).toEqual(skipped);
     const loggedBytes = logged.reduce((sum, r) => sum + Number(r.bytes) + 1, 0);
     expect(loggedBytes + skipped.reduce((a, b) => a + b, 0)).toBe(sent);
     expect(notices).toEqual([]);

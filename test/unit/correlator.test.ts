@@ -100,8 +100,39 @@ describe('Correlator', () => {
     expect(c.size).toBe(3);
     expect(c.progress('t0', 's2c')).toBeUndefined();
     expect(c.progress('t5', 's2c')?.id).toBe(5);
-    expect(c.respond('s2c', 0, 1)).toBeUndefined();
     expect(c.respond('s2c', 4, 1)?.request.id).toBe(4);
+  });
+
+  test('an answer that comes after its request was evicted still finds it, once, and says so', () => {
+    const c = new Correlator(2);
+    for (let i = 0; i < 4; i++) c.request(req({ dir: 'c2s', id: i, seq: i, mono: i, params: { big: 'x' } }));
+    const late = c.respond('s2c', 0, 10);
+    expect(late).toEqual({ request: expect.objectContaining({ id: 0, seq: 0 }), latencyMs: 10, afterPending: true });
+    // What only a retry needs is not kept for a late answer.
+    expect(late!.request.params).toBeUndefined();
+    expect(c.respond('s2c', 0, 11)).toBeUndefined();
+    expect(c.respond('c2s', 1, 11)).toBeUndefined(); // the same direction is still no answer
+    expect(c.respond('s2c', 2, 12)).toMatchObject({ request: { id: 2 } });
+    expect(c.respond('s2c', 2, 12)).toBeUndefined();
+    expect(c.forgotEvicted).toBe(false);
+  });
+
+  test('the last maxPending evicted each way are remembered; older ones are forgotten, and that is known', () => {
+    const c = new Correlator(2);
+    for (let i = 0; i < 6; i++) c.request(req({ dir: 'c2s', id: i, seq: i })); // 0–3 evicted; 2 and 3 remembered
+    expect(c.forgotEvicted).toBe(true);
+    expect(c.respond('s2c', 0, 1)).toBeUndefined();
+    expect(c.respond('s2c', 1, 1)).toBeUndefined();
+    expect(c.respond('s2c', 3, 1)?.afterPending).toBe(true);
+  });
+
+  test('a new request with the id of an evicted one lets the evicted one go: the answer is the new request', () => {
+    const c = new Correlator(1);
+    c.request(req({ dir: 'c2s', id: 0, seq: 0 }));
+    c.request(req({ dir: 'c2s', id: 1, seq: 1 })); // evicts 0
+    c.request(req({ dir: 'c2s', id: 0, seq: 2 })); // evicts 1, and 0 is asked again
+    expect(c.respond('s2c', 0, 5)).toEqual({ request: expect.objectContaining({ seq: 2 }), latencyMs: 5 });
+    expect(c.respond('s2c', 0, 6)).toBeUndefined();
   });
 
   test('eviction passes requests answered or replaced since they arrived, across queue compactions', () => {

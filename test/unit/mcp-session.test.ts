@@ -246,6 +246,30 @@ describe('McpSession: correlation and edge cases', () => {
     expect(pending[2]!.ageMs).toBe(100);
   });
 
+  test('an answer to an evicted request is paired with it all the same, and says its pending record came first', () => {
+    const { sink, mcp } = session(2);
+    for (let i = 0; i < 3; i++) mcp.observe(frame('c2s', `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"t${i}"}}`));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":0,"result":{"content":[]}}'));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"again"}}'));
+    const [pending, late, unpaired] = sink.records.filter((r) => r.kind !== 'request');
+    expect(pending).toMatchObject({ kind: 'pending', id: 0, requestSeq: 0, evicted: true });
+    expect(late).toMatchObject({ kind: 'response', id: 0, requestSeq: 0, method: 'tools/call', tool: 't0', latencyMs: 15, afterPending: true });
+    expect(late!.msg).toBe('Tool t0 returned no content (15 ms). It answers a request mcptap had stopped tracking to bound memory (its pending record is earlier in the log).');
+    // Answered once: a second answer with the id pairs with nothing.
+    expect(unpaired).toMatchObject({ kind: 'response', id: 0 });
+    expect(unpaired!.requestSeq).toBeUndefined();
+    expect(unpaired!.afterPending).toBeUndefined();
+  });
+
+  test('an answer to no request, once evicted requests were forgotten, says it may be one of them', () => {
+    const { sink, mcp } = session(1);
+    for (let i = 0; i < 4; i++) mcp.observe(frame('c2s', `{"jsonrpc":"2.0","id":${i},"method":"ping"}`));
+    mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":0,"result":{}}'));
+    expect(sink.records.at(-1)!.msg).toBe(
+      'Response to a request mcptap did not see. It may answer one of the requests mcptap stopped tracking to bound memory: too many were waiting to remember them all.',
+    );
+  });
+
   test('an id reused while its request is still open is said plainly (ids must be unique in flight)', () => {
     const { sink, mcp } = session();
     mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"first"}}'));

@@ -1,0 +1,64 @@
+/**
+ * A Map of the last `capacity` entries set, oldest overwritten first: for what is worth remembering a while but
+ * not without bound (requests mcptap stopped tracking, findings an answer may still take back). The order is a
+ * ring, not the Map's own: V8 walks every entry deleted at a Map's head on each look at its first key.
+ */
+export class RecentMap<K, V> {
+  private readonly byKey = new Map<K, V>();
+  private readonly keys: K[] = [];
+  private readonly stored: V[] = [];
+  private next = 0;
+  private readonly capacity: number;
+
+  constructor(capacity: number) {
+    this.capacity = Math.max(1, capacity);
+  }
+
+  /** Remember `value` under `key`; returns the oldest value when it had to go to make room (and was still held). */
+  set(key: K, value: V): V | undefined {
+    let gone: V | undefined;
+    if (this.next < this.keys.length) {
+      const oldKey = this.keys[this.next]!;
+      const oldValue = this.stored[this.next]!;
+      if (this.byKey.get(oldKey) === oldValue) {
+        this.byKey.delete(oldKey);
+        gone = oldValue;
+      }
+    }
+    this.keys[this.next] = key;
+    this.stored[this.next] = value;
+    this.next = (this.next + 1) % this.capacity;
+    this.byKey.set(key, value);
+    return gone;
+  }
+
+  /** The value under `key`, which is forgotten. */
+  take(key: K): V | undefined {
+    const value = this.byKey.get(key);
+    if (value !== undefined) this.byKey.delete(key);
+    return value;
+  }
+
+  /** The values held, in no particular order. */
+  values(): IterableIterator<V> {
+    return this.byKey.values();
+  }
+
+  /** Every value still held, oldest first; the map is then empty. */
+  drain(): V[] {
+    const held: V[] = [];
+    const n = this.keys.length;
+    for (let i = 0; i < n; i++) {
+      const at = (this.next + i) % n;
+      const key = this.keys[at]!;
+      if (this.byKey.get(key) === this.stored[at]) {
+        held.push(this.stored[at]!);
+        this.byKey.delete(key);
+      }
+    }
+    this.keys.length = 0;
+    this.stored.length = 0;
+    this.next = 0;
+    return held;
+  }
+}
