@@ -4,8 +4,9 @@
  * Signals (each can be chosen with --fail-on):
  * - `errors`      JSON-RPC error responses, LLM API errors, HTTP 5xx answers;
  * - `invalid`     frames that are not JSON-RPC (stdout pollution, broken or partial lines);
- * - `unanswered`  requests never answered (a `pending` record, or a request with no response in the log) —
- *                 requests the sender itself cancelled are not counted, the protocol says not to answer those;
+ * - `unanswered`  requests never answered (a `pending` record, or a request with no response in the log; the
+ *                 `pending` of a request mcptap evicted only if no answer comes later) — requests the sender
+ *                 itself cancelled are not counted, the protocol says not to answer those;
  * - `broken`      broken round trips from the cross-channel trace (trace/link.ts): a tool call the model asked
  *                 for that none of the MCP servers in the logs ran, or a tool result never fed back to the model
  *                 (give the LLM proxy's log and the servers' logs together; an LLM log alone proves nothing);
@@ -14,10 +15,12 @@
  *                 executable, not found: what shells say), or it exited with an error before it said anything.
  *
  * Counts stay true when the log lost records (the writer drops them when the disk falls behind, and says how
- * many): a request with no response in such a log is `unknown`, not unanswered.
+ * many) or bytes went uninspected (the inspection fell behind, and says how many): a request with no response in
+ * such a log is `unknown`, not unanswered. So is an evicted request in a session with answers mcptap could not
+ * pair any more.
  */
 import { requestHead, type RequestHead } from '../log/request-head.js';
-import type { LogRecord } from '../log/schema.js';
+import type { LogRecord, PendingRecord } from '../log/schema.js';
 import { isLlmCall, type TraceDiagnostic } from '../trace/link.js';
 import { TraceLinker } from '../trace/linker.js';
 
@@ -64,7 +67,12 @@ export interface SessionSummary {
   llmCalls: number;
   /** Records the log says it dropped (the disk fell behind the traffic). */
   dropped: number;
-  /** Requests with no response in a log that dropped records: whether they were answered is not known. */
+  /** Bytes the log says mcptap relayed but did not inspect (its inspection fell behind a flood). */
+  uninspectedBytes: number;
+  /**
+   * Requests with no response in a log that dropped records or bytes (see `incomplete`), or evicted requests in a
+   * session with answers mcptap could not pair (it had forgotten requests it evicted): answered or not, unknown.
+   */
   unknown: number;
   counts: Record<CheckSignal, number>;
 }
@@ -153,6 +161,13 @@ export class Checker {
    * due, but the `pending` record that may follow is about a request the log holds).
    */
   private readonly open = new Map<string, { request: RequestHead; settled: boolean }>();
+  /**
+   * Per session, the requests mcptap evicted that no answer has settled since (`afterPending`): how many, and the
+   * first of them by requestSeq, for the findings' sentences (as many as are kept; the rest are counted).
+   */
+  private readonly evicted = new Map<string, { open: number; first: Map<number, PendingRecord> }>();
+  /** Sessions with an answer to no request the log pairs it with. */
+  private readonly unpaired = new Set<string>();
   private readonly starts = new StartFailures();
   private readonly maxSessions: number;
   /** Sessions whose `exit` or `close` was read, by its time, until they are folded or kept for good. */
@@ -178,6 +193,8 @@ export class Checker {
         break;
       case 'response':
         if (r.requestSeq !== undefined) this.open.delete(key(r.session, r.requestSeq));
+        if (r.afterPending && r.requestSeq !== undefined) this.settleEvicted(r.session, r.requestSeq);
+        else if (r.requestSeq === undefined && r.id !== null) this.unpaired.add(r.session);
         // An error to server/discover is a 2025 server telling a probing client to fall back: not a failure.
         if (r.error && !r.versionFallback) this.find('errors', r, r.msg);
         else if (r.isError === true) this.find('tool-errors', r, r.msg);
@@ -195,8 +212,16 @@ export class Checker {
       case 'pending':
         // A `pending` record whose request the log lost is a request all the same.
         if (!this.open.delete(key(r.session, r.requestSeq))) s.requests++;
-        // A subscription (subscriptions/listen) is a stream that ends, not a call left unanswered.
-        if (!r.subscription) this.find('unanswered', r, r.msg);
+        // A subscription (subscriptions/listen) is a stream that ends, not a call left unanswered; a cancelled
+        // request is owed no answer.
+        if (r.subscription || r.cancelled) break;
+        if (incomplete(s)) {
+          s.unknown++;
+          break;
+        }
+        // An evicted request may still be answered later in the log (`afterPending`): its finding waits for that.
+        if (r.evicted) this.noteEvicted(r);
+        else this.find('unanswered', r, r.msg);
         break;
       case 'llm-error':
         this.find('errors', r, r.msg);
@@ -206,6 +231,10 @@ export class Checker {
         break;
       case 'lifecycle':
         s.dropped += droppedCount(r);
+        s.uninspectedBytes += uninspectedCount(r);
+        break;
+      case 'http-end':
+        s.uninspectedBytes += r.uninspectedBytes ?? 0;
         break;
       case 'http-response':
         if (r.status >= 500) this.find('errors', r, r.msg);
@@ -223,6 +252,7 @@ export class Checker {
     if (this.sessions.size <= this.maxSessions) return;
     const open = new Set<string>();
     for (const { request } of this.open.values()) open.add(request.session);
+    for (const [session, e] of this.evicted) if (e.open > 0) open.add(session);
     for (const [session, end] of this.ends) {
       if (end >= settled) continue;
       this.ends.delete(session);
@@ -239,13 +269,54 @@ export class Checker {
     }
   }
 
+  /** A finding of a signal failed on, kept with its sentence or only counted. */
+  private fails(): boolean {
+    return this.findings.some((f) => this.failOn.includes(f.signal)) || this.failOn.some((sig) => (this.more[sig] ?? 0) > 0);
+  }
+
+  /** An evicted request's `pending` record: unanswered unless an answer comes later (see finishEvicted). */
+  private noteEvicted(r: PendingRecord): void {
+    let e = this.evicted.get(r.session);
+    if (!e) this.evicted.set(r.session, (e = { open: 0, first: new Map() }));
+    e.open++;
+    if (e.first.size < MAX_KEPT_FINDINGS) e.first.set(r.requestSeq, r);
+  }
+
+  private settleEvicted(session: string, requestSeq: number): void {
+    const e = this.evicted.get(session);
+    if (!e) return;
+    e.open--;
+    e.first.delete(requestSeq);
+  }
+
+  /**
+   * The evicted requests no answer settled. In a session with answers mcptap could not pair (it forgot requests
+   * it evicted, past its bound), any of them may have been answered: they are unknown. Else each is unanswered.
+   */
+  private finishEvicted(): void {
+    for (const [session, e] of this.evicted) {
+      const s = this.sessions.get(session);
+      if (!s || e.open <= 0) continue;
+      if (this.unpaired.has(session) || incomplete(s)) {
+        s.unknown += e.open;
+        continue;
+      }
+      for (const pending of e.first.values()) this.find('unanswered', pending, pending.msg);
+      // Those not kept for a sentence are counted all the same.
+      const unkept = e.open - e.first.size;
+      s.counts.unanswered += unkept;
+      if (unkept > 0) this.more.unanswered = (this.more.unanswered ?? 0) + unkept;
+    }
+  }
+
   /** The report, with the trace's broken round trips (`diagnostics`, from the linker over the same records). */
   finish(diagnostics: readonly TraceDiagnostic[]): CheckReport {
+    this.finishEvicted();
     for (const { request, settled } of this.open.values()) {
       if (settled) continue;
       const s = this.sessions.get(request.session)!;
-      // Its response may be among the records the log dropped.
-      if (s.dropped > 0) {
+      // Its response may be among the records the log dropped, or the bytes mcptap did not inspect.
+      if (incomplete(s)) {
         s.unknown++;
         continue;
       }
@@ -260,13 +331,13 @@ export class Checker {
     this.findings.sort((a, b) => a.time - b.time);
     const folded = this.folded.size > 0 ? { folded: [...this.folded.values()] } : {};
     const more = Object.keys(this.more).length > 0 ? { more: this.more } : {};
-    return { sessions: [...this.sessions.values()], ...folded, findings: this.findings, ...more, failOn: this.failOn, failed: this.findings.some((f) => this.failOn.includes(f.signal)) };
+    return { sessions: [...this.sessions.values()], ...folded, findings: this.findings, ...more, failOn: this.failOn, failed: this.fails() };
   }
 
   private summary(r: LogRecord): SessionSummary {
     let s = this.sessions.get(r.session);
     if (!s) {
-      s = { session: r.session, label: r.label, channel: r.channel, records: 0, requests: 0, llmCalls: 0, dropped: 0, unknown: 0, counts: { start: 0, errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } };
+      s = { session: r.session, label: r.label, channel: r.channel, records: 0, requests: 0, llmCalls: 0, dropped: 0, uninspectedBytes: 0, unknown: 0, counts: { start: 0, errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } };
       this.sessions.set(r.session, s);
     }
     return s;
@@ -292,7 +363,20 @@ export const MAX_HELD_SESSIONS = 1000;
 
 /** Nothing found in a session, and nothing it lost. */
 function clean(s: SessionSummary): boolean {
-  return s.dropped === 0 && s.unknown === 0 && CHECK_SIGNALS.every((sig) => s.counts[sig] === 0);
+  return !incomplete(s) && s.unknown === 0 && CHECK_SIGNALS.every((sig) => s.counts[sig] === 0);
+}
+
+/** How many bytes a lifecycle warning says went uninspected (`uninspectedBytes`; older logs say it only in `msg`). */
+function uninspectedCount(r: Extract<LogRecord, { kind: 'lifecycle' }>): number {
+  if (r.event !== 'warning') return 0;
+  if (typeof r.uninspectedBytes === 'number') return r.uninspectedBytes;
+  const m = /^mcptap fell behind and did not inspect (\d+) bytes/.exec(r.msg);
+  return m ? Number(m[1]) : 0;
+}
+
+/** A log that lacks part of the session (records dropped, bytes not inspected): a missing answer may be there. */
+function incomplete(s: SessionSummary): boolean {
+  return s.dropped > 0 || s.uninspectedBytes > 0;
 }
 
 /** How many records a lifecycle warning says the log dropped (`dropped`; older logs say it only in `msg`). */
@@ -371,8 +455,9 @@ export function formatCheckSummary(report: CheckReport, options: { color?: boole
   const listed = total > MAX_SESSIONS ? report.sessions.filter(isBad).slice(0, MAX_SESSIONS) : report.sessions;
   for (const s of listed) {
     const counts = CHECK_SIGNALS.filter((sig) => s.counts[sig] > 0).map((sig) => `${s.counts[sig]} ${sig === 'start' ? 'failed start' : sig}`);
-    if (s.unknown > 0) counts.push(`${s.unknown} unknown (${s.dropped} records dropped from the log)`);
-    else if (s.dropped > 0) counts.push(`${s.dropped} records dropped from the log`);
+    const gaps = [s.dropped > 0 ? `${s.dropped} records dropped from the log` : '', s.uninspectedBytes > 0 ? `${s.uninspectedBytes} bytes not inspected` : ''].filter(Boolean).join(', ');
+    if (s.unknown > 0) counts.push(`${s.unknown} unknown (${gaps || 'too many requests were waiting for mcptap to pair every answer'})`);
+    else if (gaps) counts.push(gaps);
     const calls = s.llmCalls > 0 && s.requests === 0 ? `${s.llmCalls} LLM call${s.llmCalls === 1 ? '' : 's'}` : `${s.requests} requests${s.llmCalls > 0 ? `, ${s.llmCalls} LLM calls` : ''}`;
     lines.push(`  ${isBad(s) ? paint(31, '✗') : paint(32, '✓')} ${s.label} (${s.channel}, ${s.session}): ${calls}${counts.length ? `, ${counts.join(', ')}` : ', nothing found'}`);
   }

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { checkRecords } from '../../src/check/check.js';
 import { readAllRecords } from '../../src/log/reader.js';
 import type { LogRecord } from '../../src/log/schema.js';
 import { BIG, EVERYTHING, runScenario, type ScenarioResult } from './stdio-sdk-scenario.js';
@@ -108,6 +109,12 @@ describe('the log correlates all of it', () => {
     expect(byKind('pending')).toEqual([
       expect.objectContaining({ id: cancelledCall.id, requestSeq: cancelledCall.seq, cancelled: true, level: 30, tool: 'trigger-long-running-operation' }),
     ]);
+  });
+
+  test('check passes the log: the cancelled call was owed no answer (the unknown tool is a tool error, not failed on)', () => {
+    const report = checkRecords(records);
+    expect(report.findings.map((f) => f.signal)).toEqual(['tool-errors']);
+    expect(report.failed).toBe(false);
   });
 
   test('every other request is answered in the other direction, with method, latency and requestSeq', () => {

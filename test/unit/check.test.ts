@@ -21,7 +21,7 @@ describe('checkRecords', () => {
     expect(report.failed).toBe(false);
     expect(report.findings).toEqual([]);
     expect(report.sessions).toEqual([
-      { session: 'weather-1', label: 'weather', channel: 'stdio', records: 4, requests: 2, llmCalls: 0, dropped: 0, unknown: 0, counts: { start: 0, errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } },
+      { session: 'weather-1', label: 'weather', channel: 'stdio', records: 4, requests: 2, llmCalls: 0, dropped: 0, uninspectedBytes: 0, unknown: 0, counts: { start: 0, errors: 0, invalid: 0, unanswered: 0, broken: 0, 'tool-errors': 0 } },
     ]);
   });
 
@@ -45,10 +45,55 @@ describe('checkRecords', () => {
     expect(checkRecords(pending).findings.map((f) => [f.signal, f.message])).toEqual([['unanswered', 'never answered']]);
   });
 
-  test('a cancelled request is not unanswered', () => {
+  test('a cancelled request is not unanswered, nor is its pending record at the end', () => {
     const records = clean();
     records.push(request(2, 'tools/call'), base('notification', { dir: 'c2s', method: 'notifications/cancelled', requestSeq: 4, raw: '{}', bytes: 2 }));
     expect(checkRecords(records).failed).toBe(false);
+    records.push(base('pending', { dir: 'c2s', id: 2, method: 'tools/call', requestSeq: 4, ageMs: 5, level: 30, cancelled: true, msg: 'cancelled, no answer owed' }));
+    expect(checkRecords(records).findings).toEqual([]);
+  });
+
+  test("an evicted request's pending record is a finding only if no answer comes later in the log", () => {
+    const evicted = (id: number, requestSeq: number): LogRecord => base('pending', { dir: 'c2s', id, method: 'tools/call', requestSeq, ageMs: 1, level: 40, evicted: true, msg: `#${id} evicted` });
+    const records = clean();
+    records.push(request(2, 'tools/call'), request(3, 'tools/call'), evicted(2, 4), evicted(3, 5), response(2, 4, { afterPending: true }));
+    const report = checkRecords(records);
+    expect(report.findings.map((f) => [f.signal, f.message])).toEqual([['unanswered', '#3 evicted']]);
+    expect(report.sessions[0]!.counts.unanswered).toBe(1);
+  });
+
+  test('where mcptap did not inspect part of the traffic, a request with no answer is unknown, not unanswered', () => {
+    const records = clean();
+    records.push(request(2, 'tools/call'), base('lifecycle', { event: 'warning', level: 40, uninspectedBytes: 65536, msg: 'mcptap fell behind and did not inspect 65536 bytes' }));
+    records.push(request(3, 'tools/call'), base('pending', { dir: 'c2s', id: 3, method: 'tools/call', requestSeq: 6, ageMs: 9, level: 40, msg: 'never answered' }));
+    const report = checkRecords(records);
+    expect(report.failed).toBe(false);
+    expect(report.sessions[0]).toMatchObject({ uninspectedBytes: 65536, unknown: 2, counts: { unanswered: 0 } });
+    expect(formatCheckSummary(report)).toContain('2 unknown (65536 bytes not inspected)');
+  });
+
+  test('evicted requests past the findings kept are counted, and fail all the same', () => {
+    const records = clean();
+    const n = MAX_KEPT_FINDINGS + 5;
+    for (let i = 0; i < n; i++) records.push(request(10 + i, 'ping'));
+    for (let i = 0; i < n; i++) records.push(base('pending', { dir: 'c2s', id: 10 + i, method: 'ping', requestSeq: 4 + i, ageMs: 1, level: 40, evicted: true, msg: 'evicted' }));
+    // The first ones (kept for their sentences) are answered late; the last five, never.
+    for (let i = 0; i < MAX_KEPT_FINDINGS; i++) records.push(response(10 + i, 4 + i, { afterPending: true }));
+    const report = checkRecords(records);
+    expect(report.findings).toEqual([]);
+    expect(report.sessions[0]!.counts.unanswered).toBe(5);
+    expect(report.more).toEqual({ unanswered: 5 });
+    expect(report.failed).toBe(true);
+  });
+
+  test('an evicted request is unknown, not unanswered, where the session has answers the tap could not pair', () => {
+    const records = clean();
+    records.push(request(2, 'tools/call'), base('pending', { dir: 'c2s', id: 2, method: 'tools/call', requestSeq: 4, ageMs: 1, level: 40, evicted: true, msg: 'evicted' }));
+    records.push(base('response', { dir: 's2c', id: 2, raw: '{}', bytes: 2, msg: 'Response to a request mcptap did not see.' }));
+    const report = checkRecords(records);
+    expect(report.failed).toBe(false);
+    expect(report.sessions[0]).toMatchObject({ unknown: 1, counts: { unanswered: 0 } });
+    expect(formatCheckSummary(report)).toContain('1 unknown (too many requests were waiting for mcptap to pair every answer)');
   });
 
   test('error responses, LLM errors and HTTP 5xx fail as errors; isError only when asked', () => {

@@ -1,0 +1,62 @@
+/**
+ * More requests in flight than mcptap tracks, every one answered: the official SDK client fires 12,000 tool calls
+ * at once at an SDK server that answers none until all have come. mcptap evicts the 2,000 oldest from its table
+ * (a `pending` record each, `evicted: true`) and pairs their answers all the same when they come: no answer to
+ * "a request mcptap did not see", and `check` passes the log.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checkRecords } from '../../src/check/check.js';
+import { readAllRecords } from '../../src/log/reader.js';
+import type { LogRecord } from '../../src/log/schema.js';
+import { tempDir } from '../support/temp-dir.js';
+
+const CALLS = 12_000;
+let records: LogRecord[];
+let texts: string[];
+
+beforeAll(async () => {
+  const logDir = tempDir('mcptap-late-');
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['bin/mcptap.js', '--log-dir', logDir, '--', process.execPath, 'test/support/barrier-server.mjs'],
+    env: { ...(process.env as Record<string, string>), BARRIER: String(CALLS) },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'load-test', version: '1.0.0' });
+  await client.connect(transport);
+  const results = await Promise.all(Array.from({ length: CALLS }, (_, n) => client.callTool({ name: 'wait', arguments: { n } })));
+  texts = results.map((r) => (r.content as { text: string }[])[0]!.text);
+  await client.close();
+  // The log is complete once mcptap has exited: wait for its exit record.
+  for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+    records = await readAllRecords([logDir]);
+    if (records.at(-1)?.kind === 'lifecycle' && (records.at(-1) as { event?: string }).event === 'exit') break;
+  }
+}, 120_000);
+
+describe('12,000 tool calls in flight at once, all answered', () => {
+  it('the client gets every answer', () => {
+    expect(texts).toEqual(Array.from({ length: CALLS }, (_, n) => `call ${n}`));
+  });
+
+  it('the oldest 2,000 are evicted, and each answer is paired with its request all the same', () => {
+    const calls = records.filter((r) => r.kind === 'request' && r.method === 'tools/call');
+    expect(calls).toHaveLength(CALLS);
+    const evicted = records.filter((r) => r.kind === 'pending');
+    expect(evicted).toHaveLength(CALLS - 10_000); // the table holds 10,000
+    expect(evicted.every((r) => r.kind === 'pending' && r.evicted === true)).toBe(true);
+    const answers = records.filter((r) => r.kind === 'response' && r.method === 'tools/call');
+    expect(answers).toHaveLength(CALLS);
+    const late = answers.filter((r) => r.kind === 'response' && r.afterPending === true);
+    expect(late.map((r) => r.kind === 'response' && r.requestSeq).sort()).toEqual(evicted.map((r) => r.kind === 'pending' && r.requestSeq).sort());
+    expect(records.filter((r) => r.msg.includes('did not see'))).toEqual([]);
+  });
+
+  it('check passes the log', () => {
+    const report = checkRecords(records);
+    expect(report.findings).toEqual([]);
+    expect(report.failed).toBe(false);
+  });
+});
