@@ -23,7 +23,9 @@ lines.on('line', (line) => {
     setImmediate(flush);
   }
 });
+// Exit once the last answers are written: process.exit() right after a write to a pipe can cut it short.
 lines.on('close', () => {
-  flush();
-  process.exit(0);
+  const rest = out.join('');
+  out.length = 0;
+  process.stdout.write(rest, () => process.exit(0));
 });
