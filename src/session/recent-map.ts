@@ -1,7 +1,7 @@
 /**
- * A Map of the last `capacity` entries set, oldest overwritten first: for what is worth remembering a while but
- * not without bound (requests mcptap stopped tracking, findings an answer may still take back). The order is a
- * ring, not the Map's own: V8 walks every entry deleted at a Map's head on each look at its first key.
+ * A Map of the last `capacity` entries set, the oldest overwritten first: what is worth remembering a while but
+ * not without bound (the requests the correlator evicted, for a late answer). The order is a ring, not the Map's
+ * own: V8 walks every entry deleted at a Map's head on each look at its first key.
  */
 export class RecentMap<K, V> {
   private readonly byKey = new Map<K, V>();
@@ -37,28 +37,5 @@ export class RecentMap<K, V> {
     const value = this.byKey.get(key);
     if (value !== undefined) this.byKey.delete(key);
     return value;
-  }
-
-  /** The values held, in no particular order. */
-  values(): IterableIterator<V> {
-    return this.byKey.values();
-  }
-
-  /** Every value still held, oldest first; the map is then empty. */
-  drain(): V[] {
-    const held: V[] = [];
-    const n = this.keys.length;
-    for (let i = 0; i < n; i++) {
-      const at = (this.next + i) % n;
-      const key = this.keys[at]!;
-      if (this.byKey.get(key) === this.stored[at]) {
-        held.push(this.stored[at]!);
-        this.byKey.delete(key);
-      }
-    }
-    this.keys.length = 0;
-    this.stored.length = 0;
-    this.next = 0;
-    return held;
   }
 }
