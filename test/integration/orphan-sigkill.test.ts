@@ -13,11 +13,14 @@ import { tempDir } from '../support/temp-dir.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/mcptap.js');
 
-/** Prints its pid as a JSON-RPC notification, then lives on. `stubborn` ignores stdin EOF and SIGTERM. */
+/**
+ * Prints its pid as a JSON-RPC notification, then lives on. `stubborn` ignores stdin EOF and SIGTERM. The
+ * handlers come first: once the pid is out, the test may kill mcptap and its watchdog signal the server at once.
+ */
 function server(stubborn: boolean): string {
   return `
-    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { pid: process.pid } }) + '\\n');
     ${stubborn ? "process.on('SIGTERM', () => {}); process.stdin.on('end', () => {});" : "process.stdin.on('end', () => process.exit(0));"}
+    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { pid: process.pid } }) + '\\n');
     process.stdin.resume();
     setInterval(() => {}, 1000);
   `;
