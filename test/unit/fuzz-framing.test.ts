@@ -151,7 +151,7 @@ describe('McpSession under random frames', () => {
     );
   });
 
-  it('random JSON-RPC conversations: every request is answered or reported pending, exactly once', () => {
+  it('random JSON-RPC conversations: every request is answered or reported pending, once (an evicted one: pending, then perhaps its late answer)', () => {
     const step = fc.record({ dir: fc.constantFrom('c2s' as const, 's2c' as const), kind: fc.constantFrom('request', 'response', 'notification', 'garbage'), id: fc.integer({ min: 0, max: 5 }) });
     fc.assert(
       fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
@@ -173,7 +173,10 @@ describe('McpSession under random frames', () => {
         const requests = sink.records.map((r, seq) => ({ r, seq })).filter(({ r }) => r.kind === 'request');
         for (const { seq } of requests) {
           const closers = sink.records.filter((r) => (r.kind === 'response' || r.kind === 'pending') && 'requestSeq' in r && r.requestSeq === seq);
-          expect(closers.length).toBe(1);
+          if (closers.length === 2) {
+            expect(closers[0]).toMatchObject({ kind: 'pending', evicted: true });
+            expect(closers[1]).toMatchObject({ kind: 'response', afterPending: true });
+          } else expect(closers.length).toBe(1);
         }
       }),
       { numRuns: 500 },
