@@ -34,16 +34,19 @@ export function logFileName(label: string, date: Date = new Date(), pid: number 
 
 /**
  * A label from a wrapped command: the script or package for runtimes (`node weather.js` → `weather`), else the
- * command's base name. A JavaScript runtime running a file with a name that says nothing (`node
- * pkg/dist/index.js`) takes the name of the package the file is in (its nearest package.json, scope left out).
+ * command's base name. A file with a name that says nothing (`node pkg/dist/index.js`, `python server.py`) takes
+ * the name of the package it is in (a JavaScript runtime's nearest package.json, scope left out), else, when the
+ * command gives a path, of its folder, past folders that say nothing either (`weather/dist/index.js` → `weather`).
  */
 export function labelFromCommand(command: string, args: readonly string[] = [], cwd = process.cwd()): string {
   const base = basename(command).replace(/\.(exe|cmd|bat|js|mjs|cjs|py)$/i, '');
   // `node server.js`, `python weather.py`, `npx -y pkg`: the script or package says more than the runtime.
   if (/^(node|python3?|uv|uvx|npx|bun|deno|tsx)$/i.test(base)) {
     const script = scriptOf(base, args);
-    if (script && JS_RUNTIMES.test(base) && GENERIC_ENTRY.test(basename(script).replace(/\.[cm]?[jt]s$/i, ''))) {
-      const name = packageNameOf(resolve(cwd, script));
+    if (script && SCRIPT_FILE.test(script) && GENERIC_ENTRY.test(basename(script).replace(SCRIPT_FILE, ''))) {
+      const file = resolve(cwd, script);
+      // The folder only where the command names one: `python server.py` run from a home folder is no `alice`.
+      const name = (JS_RUNTIMES.test(base) ? packageNameOf(file) : undefined) ?? (/[\\/]/.test(script) ? folderNameOf(file) : undefined);
       if (name) return safeLabel(name.replace(/^@[^/]+\//, ''));
     }
     if (script) {
@@ -58,6 +61,17 @@ export function labelFromCommand(command: string, args: readonly string[] = [], 
 const JS_RUNTIMES = /^(node|bun|deno|tsx)$/i;
 /** Entry-file names shared by most packages: the package's own name says which server it is. */
 const GENERIC_ENTRY = /^(index|main|server|cli|app|start|run|stdio|mcp)$/i;
+/** A script file, by its extension (not a package or module name). */
+const SCRIPT_FILE = /\.([cm]?[jt]s|py)$/i;
+/** Folders that hold a package's built or source files, not its name. */
+const GENERIC_FOLDER = /^(dist|build|out|lib|src|bin|esm|cjs|app)$/i;
+
+/** The name of the folder a file is in, past folders that say nothing (`dist`, `src`…); undefined at the root. */
+function folderNameOf(file: string): string | undefined {
+  for (let dir = dirname(file); dirname(dir) !== dir; dir = dirname(dir)) if (!GENERIC_FOLDER.test(basename(dir))) return basename(dir);
+  return undefined;
+}
+
 /** How many folders up from a script its package.json is looked for. */
 const PACKAGE_SEARCH_DEPTH = 8;
 

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { labelFromCommand, logFileName, newSessionId, perUserLogDir, resolveLogDir } from '../../src/log/location.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -44,7 +44,8 @@ describe('names', () => {
   test('labelFromCommand prefers the script or package for runtimes', () => {
     expect(labelFromCommand('python', ['weather.py'])).toBe('weather');
     expect(labelFromCommand('/usr/bin/python3', ['-u', '/srv/weather.py'])).toBe('weather');
-    expect(labelFromCommand('node', ['dist/index.js', 'stdio'], root)).toBe('index');
+    // Outside any package, the folder: past dist/, the one it was started in.
+    expect(labelFromCommand('node', ['dist/index.js', 'stdio'], root)).toBe(basename(root));
     expect(labelFromCommand('npx', ['-y', '@modelcontextprotocol/server-everything'])).toBe('server-everything');
     expect(labelFromCommand('uv', ['run', 'server.py'])).toBe('server');
     expect(labelFromCommand('/opt/srv.exe', [])).toBe('srv');
@@ -69,9 +70,13 @@ describe('names', () => {
     expect(labelFromCommand('node', [join(pkg, 'dist', 'index.js')])).toBe('weather-server');
     expect(labelFromCommand('/usr/local/bin/node', ['node_modules/@acme/weather-server/dist/bin/cli.mjs', 'stdio'], root)).toBe('weather-server');
     expect(labelFromCommand('bun', ['run', join(pkg, 'dist', 'server.js')])).toBe('weather-server');
-    // A file that names itself keeps its name; so does one outside any package.
+    // A file that names itself keeps its name; one outside any package takes its folder's.
     expect(labelFromCommand('node', [join(pkg, 'dist', 'weather.js')])).toBe('weather');
-    expect(labelFromCommand('node', ['elsewhere/index.js'], root)).toBe('index');
+    expect(labelFromCommand('node', ['elsewhere/index.js'], root)).toBe('elsewhere');
+    expect(labelFromCommand('python3', ['/srv/weather-mcp/src/server.py'])).toBe('weather-mcp');
+    // Without a path, the folder it runs in says nothing of the server.
+    expect(labelFromCommand('python3', ['server.py'], root)).toBe('server');
+    expect(labelFromCommand('node', ['/index.js'])).toBe('index');
   });
   test('a package version is not part of the name', () => {
     expect(labelFromCommand('npx', ['-y', '@modelcontextprotocol/server-everything@latest'])).toBe('server-everything');
