@@ -21,6 +21,9 @@
  */
 import { requestHead, type RequestHead } from '../log/request-head.js';
 import type { LogRecord, PendingRecord } from '../log/schema.js';
+import { DEFAULT_MAX_PENDING, opposite } from '../session/correlator.js';
+import { RecentMap } from '../session/recent-map.js';
+import type { Direction } from '../types.js';
 import { isLlmCall, type TraceDiagnostic } from '../trace/link.js';
 import { TraceLinker } from '../trace/linker.js';
 
@@ -161,11 +164,8 @@ export class Checker {
    * due, but the `pending` record that may follow is about a request the log holds).
    */
   private readonly open = new Map<string, { request: RequestHead; settled: boolean }>();
-  /**
-   * Per session, the requests mcptap evicted that no answer has settled since (`afterPending`): how many, and the
-   * first of them by requestSeq, for the findings' sentences (as many as are kept; the rest are counted).
-   */
-  private readonly evicted = new Map<string, { open: number; first: Map<number, PendingRecord> }>();
+  /** Per session, the evicted requests still owed an answer (see OwedEvicted). */
+  private readonly evicted = new Map<string, OwedEvicted>();
   /** Sessions with an answer to no request the log pairs it with. */
   private readonly unpaired = new Set<string>();
   private readonly starts = new StartFailures();
@@ -193,7 +193,7 @@ export class Checker {
         break;
       case 'response':
         if (r.requestSeq !== undefined) this.open.delete(key(r.session, r.requestSeq));
-        if (r.afterPending && r.requestSeq !== undefined) this.settleEvicted(r.session, r.requestSeq);
+        if (r.afterPending && r.requestSeq !== undefined) this.settleEvicted(r.session, opposite(r.dir), r.requestSeq);
         else if (r.requestSeq === undefined && r.id !== null) this.unpaired.add(r.session);
         // An error to server/discover is a 2025 server telling a probing client to fall back: not a failure.
         if (r.error && !r.versionFallback) this.find('errors', r, r.msg);
@@ -252,7 +252,7 @@ export class Checker {
     if (this.sessions.size <= this.maxSessions) return;
     const open = new Set<string>();
     for (const { request } of this.open.values()) open.add(request.session);
-    for (const [session, e] of this.evicted) if (e.open > 0) open.add(session);
+    for (const [session, e] of this.evicted) if (owedCount(e) > 0) open.add(session);
     for (const [session, end] of this.ends) {
       if (end >= settled) continue;
       this.ends.delete(session);
@@ -277,16 +277,15 @@ export class Checker {
   /** An evicted request's `pending` record: unanswered unless an answer comes later (see finishEvicted). */
   private noteEvicted(r: PendingRecord): void {
     let e = this.evicted.get(r.session);
-    if (!e) this.evicted.set(r.session, (e = { open: 0, first: new Map() }));
-    e.open++;
+    if (!e) this.evicted.set(r.session, (e = { waiting: { c2s: new RecentMap(DEFAULT_MAX_PENDING), s2c: new RecentMap(DEFAULT_MAX_PENDING) }, given: 0, first: new Map() }));
+    if (e.waiting[r.dir].set(r.requestSeq, true) !== undefined) e.given++;
     if (e.first.size < MAX_KEPT_FINDINGS) e.first.set(r.requestSeq, r);
   }
 
-  private settleEvicted(session: string, requestSeq: number): void {
+  /** A late answer settles its request only if that one is owed: not a cancelled one, say, which was never. */
+  private settleEvicted(session: string, requestDir: Direction, requestSeq: number): void {
     const e = this.evicted.get(session);
-    if (!e) return;
-    e.open--;
-    e.first.delete(requestSeq);
+    if (e?.waiting[requestDir].take(requestSeq)) e.first.delete(requestSeq);
   }
 
   /**
@@ -296,14 +295,15 @@ export class Checker {
   private finishEvicted(): void {
     for (const [session, e] of this.evicted) {
       const s = this.sessions.get(session);
-      if (!s || e.open <= 0) continue;
+      const owed = owedCount(e);
+      if (!s || owed === 0) continue;
       if (this.unpaired.has(session) || incomplete(s)) {
-        s.unknown += e.open;
+        s.unknown += owed;
         continue;
       }
       for (const pending of e.first.values()) this.find('unanswered', pending, pending.msg);
       // Those not kept for a sentence are counted all the same.
-      const unkept = e.open - e.first.size;
+      const unkept = owed - e.first.size;
       s.counts.unanswered += unkept;
       if (unkept > 0) this.more.unanswered = (this.more.unanswered ?? 0) + unkept;
     }
@@ -353,6 +353,21 @@ export class Checker {
     this.kept[signal]++;
     this.findings.push({ signal, session: r.session, label: r.label ?? s?.label ?? r.session, ...(r.seq !== undefined ? { seq: r.seq } : {}), time: r.time, message });
   }
+}
+
+/**
+ * A session's evicted requests still owed an answer. A tap pairs a late answer only among the last
+ * DEFAULT_MAX_PENDING it evicted each way, so as many are waited for; older ones are given up, only counted.
+ * `first` keeps the first of them (till answered) for the findings' sentences.
+ */
+interface OwedEvicted {
+  waiting: Record<Direction, RecentMap<number, true>>;
+  given: number;
+  first: Map<number, PendingRecord>;
+}
+
+function owedCount(e: OwedEvicted): number {
+  return e.given + e.waiting.c2s.size + e.waiting.s2c.size;
 }
 
 /** Most findings of one signal kept with their sentences; the rest are counted (CheckReport.more). */

@@ -32,6 +32,11 @@ export class RecentMap<K, V> {
     return gone;
   }
 
+  /** How many entries are held. */
+  get size(): number {
+    return this.byKey.size;
+  }
+
   /** The value under `key`, which is forgotten. */
   take(key: K): V | undefined {
     const value = this.byKey.get(key);

@@ -62,6 +62,18 @@ describe('checkRecords', () => {
     expect(report.sessions[0]!.counts.unanswered).toBe(1);
   });
 
+  test("a late answer to an evicted request check did not wait for (a cancelled one) settles no other", () => {
+    const records = clean();
+    records.push(request(2, 'tools/call'), request(3, 'tools/call'));
+    records.push(base('pending', { dir: 'c2s', id: 2, method: 'tools/call', requestSeq: 4, ageMs: 1, level: 30, evicted: true, cancelled: true, msg: '#2 cancelled' }));
+    records.push(base('pending', { dir: 'c2s', id: 3, method: 'tools/call', requestSeq: 5, ageMs: 1, level: 40, evicted: true, msg: '#3 evicted' }));
+    // The cancelled call is answered all the same; #3 never is.
+    records.push(response(2, 4, { afterPending: true }));
+    const report = checkRecords(records);
+    expect(report.findings.map((f) => [f.signal, f.message])).toEqual([['unanswered', '#3 evicted']]);
+    expect(report.failed).toBe(true);
+  });
+
   test('where mcptap did not inspect part of the traffic, a request with no answer is unknown, not unanswered', () => {
     const records = clean();
     records.push(request(2, 'tools/call'), base('lifecycle', { event: 'warning', level: 40, uninspectedBytes: 65536, msg: 'mcptap fell behind and did not inspect 65536 bytes' }));
