@@ -34,9 +34,8 @@ export function logFileName(label: string, date: Date = new Date(), pid: number 
 
 /**
  * A label from a wrapped command: the script or package for runtimes (`node weather.js` → `weather`), else the
- * command's base name. A file with a name that says nothing (`node pkg/dist/index.js`, `python server.py`) takes
- * the name of the package it is in (a JavaScript runtime's nearest package.json, scope left out), else, when the
- * command gives a path, of its folder, past folders that say nothing either (`weather/dist/index.js` → `weather`).
+ * command's base name. A file named `index`, `server`… takes its package's name (a JS runtime's package.json),
+ * else, when the command gives a path, its folder's past `dist`, `src`… (`weather/dist/index.js` → `weather`).
  */
 export function labelFromCommand(command: string, args: readonly string[] = [], cwd = process.cwd()): string {
   const base = basename(command).replace(/\.(exe|cmd|bat|js|mjs|cjs|py)$/i, '');
