@@ -13,6 +13,8 @@ export const STREAM = { c2s: 0, s2c: 1, stderr: 2 } as const;
 export type StdioStream = (typeof STREAM)[keyof typeof STREAM];
 /** How a record names each stream. */
 export const STREAM_NAMES = ['the client\u2019s input', 'the server\u2019s stdout', 'the server\u2019s stderr'] as const;
+/** How a record's `stream` field names each. */
+export const STREAM_FIELDS = ['stdin', 'stdout', 'stderr'] as const;
 
 /** Longest stderr line kept in a record. */
 export const MAX_STDERR_LINE = 8 * 1024;

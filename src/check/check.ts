@@ -15,12 +15,12 @@
  *                 executable, not found: what shells say), or it exited with an error before it said anything.
  *
  * Counts stay true when the log lost records (the writer drops them when the disk falls behind, and says how
- * many) or bytes went uninspected (the inspection fell behind, and says how many): a request with no response in
- * such a log is `unknown`, not unanswered. So is an evicted request in a session with answers mcptap could not
- * pair any more.
+ * many) or bytes went uninspected (the inspection fell behind, and says which stream and how many): a request
+ * with no response is `unknown`, not unanswered, when such a loss came after it and could have held its answer
+ * (see Losses). So is an evicted request in a session with answers mcptap could not pair any more.
  */
 import { requestHead, type RequestHead } from '../log/request-head.js';
-import type { LogRecord, PendingRecord } from '../log/schema.js';
+import type { LogRecord, PendingRecord, UninspectedStream } from '../log/schema.js';
 import { DEFAULT_MAX_PENDING, opposite } from '../session/correlator.js';
 import { RecentMap } from '../session/recent-map.js';
 import type { Direction } from '../types.js';
@@ -73,8 +73,9 @@ export interface SessionSummary {
   /** Bytes the log says mcptap relayed but did not inspect (its inspection fell behind a flood). */
   uninspectedBytes: number;
   /**
-   * Requests with no response in a log that dropped records or bytes (see `incomplete`), or evicted requests in a
-   * session with answers mcptap could not pair (it had forgotten requests it evicted): answered or not, unknown.
+   * Requests with no response where the log lost records or bytes after them that could have held it, or
+   * evicted requests in a session with answers mcptap could not pair (it had forgotten requests it evicted):
+   * answered or not, unknown.
    */
   unknown: number;
   counts: Record<CheckSignal, number>;
@@ -163,7 +164,8 @@ export class Checker {
    * Requests not yet answered, by (session, seq), in the order sent; `settled` once cancelled (no answer is
    * due, but the `pending` record that may follow is about a request the log holds).
    */
-  private readonly open = new Map<string, { request: RequestHead; settled: boolean }>();
+  private readonly open = new Map<string, { request: RequestHead; settled: boolean; mark: LossMark }>();
+  private readonly losses = new Losses();
   /** Per session, the evicted requests still owed an answer (see OwedEvicted). */
   private readonly evicted = new Map<string, OwedEvicted>();
   /** Sessions with an answer to no request the log pairs it with. */
@@ -187,7 +189,7 @@ export class Checker {
     switch (r.kind) {
       case 'request':
         s.requests++;
-        this.open.set(key(r.session, r.seq), { request: requestHead(r), settled: false });
+        this.open.set(key(r.session, r.seq), { request: requestHead(r), settled: false, mark: this.losses.mark(r.session, opposite(r.dir)) });
         // Headers that disagree with the body: the server rejects the request (2026-07-28, -32020).
         if (r.headerMismatch) this.find('invalid', r, r.msg);
         break;
@@ -209,32 +211,42 @@ export class Checker {
       case 'invalid':
         this.find('invalid', r, r.msg);
         break;
-      case 'pending':
-        // A `pending` record whose request the log lost is a request all the same.
-        if (!this.open.delete(key(r.session, r.requestSeq))) s.requests++;
+      case 'pending': {
+        const k = key(r.session, r.requestSeq);
+        // A `pending` record whose request the log lost is a request all the same; when it was sent is not
+        // known, so any loss may hold its answer.
+        const mark = this.open.get(k)?.mark ?? NO_LOSS;
+        if (!this.open.delete(k)) s.requests++;
         // A subscription (subscriptions/listen) is a stream that ends, not a call left unanswered; a cancelled
         // request is owed no answer.
         if (r.subscription || r.cancelled) break;
-        if (incomplete(s)) {
-          s.unknown++;
-          break;
-        }
         // An evicted request may still be answered later in the log (`afterPending`): its finding waits for that.
-        if (r.evicted) this.noteEvicted(r);
+        if (r.evicted) this.noteEvicted(r, mark);
+        // The tap saw no answer to it; that is so unless the tap itself skipped bytes that may hold one.
+        else if (this.losses.gapSince(r.session, opposite(r.dir), mark)) s.unknown++;
         else this.find('unanswered', r, r.msg);
         break;
+      }
       case 'llm-error':
         this.find('errors', r, r.msg);
         break;
       case 'llm-request':
         s.llmCalls++;
         break;
-      case 'lifecycle':
-        s.dropped += droppedCount(r);
-        s.uninspectedBytes += uninspectedCount(r);
+      case 'lifecycle': {
+        const dropped = droppedCount(r);
+        const uninspected = uninspectedCount(r);
+        s.dropped += dropped;
+        s.uninspectedBytes += uninspected;
+        // A dropped record may be an answer either way; skipped bytes hold answers only of their stream's way.
+        if (dropped > 0) this.losses.addDrop(r.session);
+        else if (uninspected > 0) this.losses.addGap(r.session, uninspectedWays(r));
         break;
+      }
       case 'http-end':
         s.uninspectedBytes += r.uninspectedBytes ?? 0;
+        // An exchange's bodies may carry messages either way (a client's answer in a POST, a server's in its reply).
+        if ((r.uninspectedBytes ?? 0) > 0) this.losses.addGap(r.session, BOTH_WAYS);
         break;
       case 'http-response':
         if (r.status >= 500) this.find('errors', r, r.msg);
@@ -274,11 +286,15 @@ export class Checker {
     return this.findings.some((f) => this.failOn.includes(f.signal)) || this.failOn.some((sig) => (this.more[sig] ?? 0) > 0);
   }
 
-  /** An evicted request's `pending` record: unanswered unless an answer comes later (see finishEvicted). */
-  private noteEvicted(r: PendingRecord): void {
+  /**
+   * An evicted request's `pending` record, with the loss mark of its request: unanswered unless an answer comes
+   * later (see finishEvicted).
+   */
+  private noteEvicted(r: PendingRecord, mark: LossMark): void {
     let e = this.evicted.get(r.session);
-    if (!e) this.evicted.set(r.session, (e = { waiting: { c2s: new RecentMap(DEFAULT_MAX_PENDING), s2c: new RecentMap(DEFAULT_MAX_PENDING) }, given: 0, first: new Map() }));
-    if (e.waiting[r.dir].set(r.requestSeq, true) !== undefined) e.given++;
+    if (!e) this.evicted.set(r.session, (e = { waiting: { c2s: new RecentMap(DEFAULT_MAX_PENDING), s2c: new RecentMap(DEFAULT_MAX_PENDING) }, given: { c2s: new Map(), s2c: new Map() }, first: new Map() }));
+    const gone = e.waiting[r.dir].set(r.requestSeq, mark);
+    if (gone !== undefined) e.given[r.dir].set(gone, (e.given[r.dir].get(gone) ?? 0) + 1);
     if (e.first.size < MAX_KEPT_FINDINGS) e.first.set(r.requestSeq, r);
   }
 
@@ -290,33 +306,44 @@ export class Checker {
 
   /**
    * The evicted requests no answer settled. In a session with answers mcptap could not pair (it forgot requests
-   * it evicted, past its bound), any of them may have been answered: they are unknown. Else each is unanswered.
+   * it evicted, past its bound), any of them may have been answered: they are unknown. So is one with a loss
+   * after it that could hold its answer. Else each is unanswered.
    */
   private finishEvicted(): void {
     for (const [session, e] of this.evicted) {
       const s = this.sessions.get(session);
-      const owed = owedCount(e);
-      if (!s || owed === 0) continue;
-      if (this.unpaired.has(session) || incomplete(s)) {
-        s.unknown += owed;
+      if (!s || owedCount(e) === 0) continue;
+      if (this.unpaired.has(session)) {
+        s.unknown += owedCount(e);
         continue;
       }
-      for (const pending of e.first.values()) this.find('unanswered', pending, pending.msg);
+      let unanswered = 0;
+      for (const dir of BOTH_WAYS) {
+        const answered = opposite(dir);
+        for (const [seq, mark] of e.waiting[dir].entries()) {
+          if (this.losses.since(session, answered, mark)) s.unknown++;
+          else if (e.first.has(seq)) this.find('unanswered', e.first.get(seq)!, e.first.get(seq)!.msg);
+          else unanswered++;
+        }
+        for (const [mark, count] of e.given[dir]) {
+          if (this.losses.since(session, answered, mark)) s.unknown += count;
+          else unanswered += count;
+        }
+      }
       // Those not kept for a sentence are counted all the same.
-      const unkept = owed - e.first.size;
-      s.counts.unanswered += unkept;
-      if (unkept > 0) this.more.unanswered = (this.more.unanswered ?? 0) + unkept;
+      s.counts.unanswered += unanswered;
+      if (unanswered > 0) this.more.unanswered = (this.more.unanswered ?? 0) + unanswered;
     }
   }
 
   /** The report, with the trace's broken round trips (`diagnostics`, from the linker over the same records). */
   finish(diagnostics: readonly TraceDiagnostic[]): CheckReport {
     this.finishEvicted();
-    for (const { request, settled } of this.open.values()) {
+    for (const { request, settled, mark } of this.open.values()) {
       if (settled) continue;
       const s = this.sessions.get(request.session)!;
-      // Its response may be among the records the log dropped, or the bytes mcptap did not inspect.
-      if (incomplete(s)) {
+      // Its response may be among the records the log dropped after it, or the bytes mcptap did not inspect.
+      if (this.losses.since(request.session, opposite(request.dir), mark)) {
         s.unknown++;
         continue;
       }
@@ -356,18 +383,71 @@ export class Checker {
 }
 
 /**
- * A session's evicted requests still owed an answer. A tap pairs a late answer only among the last
- * DEFAULT_MAX_PENDING it evicted each way, so as many are waited for; older ones are given up, only counted.
- * `first` keeps the first of them (till answered) for the findings' sentences.
+ * A session's evicted requests still owed an answer, by the way they were sent, each with its loss mark. A tap
+ * pairs a late answer only among the last DEFAULT_MAX_PENDING it evicted each way, so as many are waited for;
+ * older ones are given up, only counted by mark. `first` keeps the first of them (till answered) for the
+ * findings' sentences.
  */
 interface OwedEvicted {
-  waiting: Record<Direction, RecentMap<number, true>>;
-  given: number;
+  waiting: Record<Direction, RecentMap<number, LossMark>>;
+  given: Record<Direction, Map<LossMark, number>>;
   first: Map<number, PendingRecord>;
 }
 
 function owedCount(e: OwedEvicted): number {
-  return e.given + e.waiting.c2s.size + e.waiting.s2c.size;
+  let count = e.waiting.c2s.size + e.waiting.s2c.size;
+  for (const dir of BOTH_WAYS) for (const n of e.given[dir].values()) count += n;
+  return count;
+}
+
+const BOTH_WAYS: readonly Direction[] = ['c2s', 's2c'];
+
+/**
+ * What a session's log has said it lost so far, as a request's answer would see it: the gaps (bytes not
+ * inspected) that may hold a message going its way, and the records dropped. A request takes the mark of its
+ * answer's way: a loss said after the request (the log says each after what it lost) may hold the answer, one
+ * said before cannot. While nothing is lost, every request shares one mark.
+ */
+interface LossMark {
+  readonly gaps: number;
+  readonly drops: number;
+}
+
+const NO_LOSS: LossMark = { gaps: 0, drops: 0 };
+
+class Losses {
+  private readonly marks = new Map<string, Record<Direction, LossMark>>();
+
+  mark(session: string, way: Direction): LossMark {
+    return this.marks.get(session)?.[way] ?? NO_LOSS;
+  }
+
+  /** True when bytes not inspected since `mark` may hold a message going `way`. */
+  gapSince(session: string, way: Direction, mark: LossMark): boolean {
+    return this.mark(session, way).gaps > mark.gaps;
+  }
+
+  /** True when a gap, or a dropped record, since `mark` may hold a message going `way`. */
+  since(session: string, way: Direction, mark: LossMark): boolean {
+    const now = this.mark(session, way);
+    return now.gaps > mark.gaps || now.drops > mark.drops;
+  }
+
+  addGap(session: string, ways: readonly Direction[]): void {
+    const marks = this.of(session);
+    for (const way of ways) marks[way] = { gaps: marks[way].gaps + 1, drops: marks[way].drops };
+  }
+
+  addDrop(session: string): void {
+    const marks = this.of(session);
+    for (const way of BOTH_WAYS) marks[way] = { gaps: marks[way].gaps, drops: marks[way].drops + 1 };
+  }
+
+  private of(session: string): Record<Direction, LossMark> {
+    let marks = this.marks.get(session);
+    if (!marks) this.marks.set(session, (marks = { c2s: NO_LOSS, s2c: NO_LOSS }));
+    return marks;
+  }
 }
 
 /** Most findings of one signal kept with their sentences; the rest are counted (CheckReport.more). */
@@ -387,6 +467,21 @@ function uninspectedCount(r: Extract<LogRecord, { kind: 'lifecycle' }>): number 
   if (typeof r.uninspectedBytes === 'number') return r.uninspectedBytes;
   const m = /^mcptap fell behind and did not inspect (\d+) bytes/.exec(r.msg);
   return m ? Number(m[1]) : 0;
+}
+
+/** How older logs name a stream in an uninspected-bytes warning's `msg` (they have no `stream` field). */
+const STREAMS_IN_MSG: Record<string, UninspectedStream> = { 'the client\u2019s input': 'stdin', 'the server\u2019s stdout': 'stdout', 'the server\u2019s stderr': 'stderr' };
+
+/**
+ * The ways an uninspected-bytes warning's stream carried messages: the client's stdin c2s, the server's stdout
+ * s2c, its stderr none. A warning that names no stream may have held either.
+ */
+function uninspectedWays(r: Extract<LogRecord, { kind: 'lifecycle' }>): readonly Direction[] {
+  const named = / bytes of (the [^,]+), up to the end of a line/.exec(r.msg)?.[1];
+  const stream = r.stream ?? (named !== undefined ? STREAMS_IN_MSG[named] : undefined);
+  if (stream === 'stdin') return ['c2s'];
+  if (stream === 'stdout') return ['s2c'];
+  return stream === 'stderr' ? [] : BOTH_WAYS;
 }
 
 /** A log that lacks part of the session (records dropped, bytes not inspected): a missing answer may be there. */

@@ -13,7 +13,7 @@ import { LogWriter } from '../log/writer.js';
 import { logWriterOptions } from './inspector-log.js';
 import { LEVEL, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { teeSink } from '../export/tee-sink.js';
-import { CALL, MAX_STDERR_LINE, STREAM, STREAM_NAMES, type StdioInspectorConfig, type StdioStream } from '../capture/stdio-calls.js';
+import { CALL, MAX_STDERR_LINE, STREAM, STREAM_FIELDS, STREAM_NAMES, type StdioInspectorConfig, type StdioStream } from '../capture/stdio-calls.js';
 import { stoppedMessage, type Inspector } from './channel.js';
 import type { RecordObserver } from '../export/tee-sink.js';
 import { dropDanglingSecret, shorten } from '../log/redact.js';
@@ -145,6 +145,7 @@ export class StdioInspector implements Inspector {
         event: 'warning',
         level: LEVEL.warn,
         uninspectedBytes: bytes,
+        stream: STREAM_FIELDS[stream],
         msg: `mcptap fell behind and did not inspect ${bytes} bytes of ${STREAM_NAMES[stream]}, up to the end of a line; they were relayed in full, and logging resumes with the next line.`,
       });
     });

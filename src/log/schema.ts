@@ -207,6 +207,9 @@ export interface PendingRecord extends RecordBase {
 }
 
 /** Start, exit and other moments in the life of a tap. */
+/** A stdio stream, as a warning about its uninspected bytes names it. */
+export type UninspectedStream = 'stdin' | 'stdout' | 'stderr';
+
 export interface LifecycleRecord extends RecordBase {
   kind: 'lifecycle';
   event: 'start' | 'exit' | 'stdin-end' | 'listen' | 'close' | 'warning';
@@ -232,6 +235,8 @@ export interface LifecycleRecord extends RecordBase {
   dropped?: number;
   /** On a warning that inspection fell behind: bytes relayed in full but not inspected (no record holds them). */
   uninspectedBytes?: number;
+  /** With uninspectedBytes on stdio: the stream those bytes were on. */
+  stream?: UninspectedStream;
   /** On an exit: this copy of the server only answered a client's server/discover version probe (2026-07-28). */
   probe?: boolean;
 }

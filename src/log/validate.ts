@@ -41,6 +41,7 @@ const SHAPES: Record<string, Shape> = {
     'stderrTail?': 'strings',
     'dropped?': 'number',
     'uninspectedBytes?': 'number',
+    'stream?': 'string',
   },
   'http-request': { exchange: 'string', method: 'string', path: 'string', headers: 'object', bodyBytes: 'number', 'body?': 'string', 'bodyEncoding?': 'string', 'bodyTruncated?': 'boolean' },
   'http-response': { exchange: 'string', status: 'number', headers: 'object', ttfbMs: 'number' },

@@ -37,6 +37,11 @@ export class RecentMap<K, V> {
     return this.byKey.size;
   }
 
+  /** The entries held, in no particular order. */
+  entries(): IterableIterator<[K, V]> {
+    return this.byKey.entries();
+  }
+
   /** The value under `key`, which is forgotten. */
   take(key: K): V | undefined {
     const value = this.byKey.get(key);

@@ -108,6 +108,8 @@ describe('the inspection thread', () => {
     expect(skipped.every((n) => n > 0)).toBe(true);
     // The count is a field too, for check (a request whose answer was in those bytes is unknown, not unanswered).
     expect(records.filter((r) => r.event === 'warning').map((r) => r.uninspectedBytes)).toEqual(skipped);
+    // And the stream: only a gap in the server's stdout can hold an answer to the client.
+    expect(new Set(records.filter((r) => r.event === 'warning').map((r) => r.stream))).toEqual(new Set(['stdout']));
     const loggedBytes = logged.reduce((sum, r) => sum + Number(r.bytes) + 1, 0);
     expect(loggedBytes + skipped.reduce((a, b) => a + b, 0)).toBe(sent);
     expect(notices).toEqual([]);
