@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { quoteJsonText, recordJson } from '../../src/log/record-json.js';
+import { quote, quoteJsonText, recordJson } from '../../src/log/record-json.js';
 import { parseRecordLine } from '../../src/log/reader.js';
 import { RAW_PARSED } from '../../src/log/schema.js';
 
@@ -144,6 +144,11 @@ describe('recordJson', () => {
     const { text } = recordJson({ time: 1, kind: 'notification', raw, msg: 'Server log (info): xxxx…', [RAW_PARSED]: JSON.parse(raw) as unknown });
     expect(isAscii(text)).toBe(true);
     expect(text.endsWith(`"msg":"Server log (info): xxxx\\u2026","raw":${raw}}`)).toBe(true);
+  });
+
+  it('quotes any string as JSON.stringify does: none, a few or many quotes, with other escapes or without', () => {
+    const strings = ['', 'plain', '"', '""', 'a "b" c', '"start', 'end"', 'with {"text":"hello 1"} inside', '"'.repeat(16), '"'.repeat(17), `${'a"'.repeat(40)}`, 'a "q" and a \\ backslash', 'a "q" and a\nnew line', 'a "q" \ud800 lone', 'paired "😀" surrogates', 'tab\t', 'Grüße "東京"', '\u2028 "line separator"'];
+    for (const text of strings) expect(quote(text)).toBe(JSON.stringify(text));
   });
 
   it('quotes a big frame of plain text or base64 by searching, and not JSON inside JSON', () => {
