@@ -31,6 +31,8 @@ import type {
   RequestRecord,
   ResponseRecord,
 } from '../log/schema.js';
+import { DEFAULT_MAX_PENDING } from '../session/correlator.js';
+import { RecentMap } from '../session/recent-map.js';
 import { MCPTAP_VERSION } from '../version.js';
 
 /** A HAR name/value pair (headers, query string). */
@@ -144,6 +146,12 @@ const SETTLE_MS = 60_000;
 /** Records between looks for entries to hand on, however little time they span (a flood). */
 const SETTLE_EVERY = 4096;
 
+/**
+ * Calls the tap evicted (more were open than it tracks) held for the late answer it may still pair: as many as
+ * it pairs late of one way's requests. Older ones get their entry as the `pending` record says: no response.
+ */
+const MAX_EVICTED_HELD = DEFAULT_MAX_PENDING;
+
 /** An entry made, waiting for the earlier ones (entries are in start order). */
 interface ReadyEntry {
   entry: HarEntry;
@@ -155,6 +163,8 @@ export class HarBuilder {
   private readonly targets = new Map<string, string>();
   private readonly exchanges = new Map<string, HttpParts & { ord: number }>();
   private readonly openCalls = new Map<string, StdioCall>();
+  /** Evicted calls, with their `pending` record, waiting for a late answer (`afterPending`). */
+  private readonly evicted = new RecentMap<string, { call: StdioCall; pending: PendingRecord }>(MAX_EVICTED_HELD);
   private ready: ReadyEntry[] = [];
   private now = -Infinity;
   private lastSettle = -Infinity;
@@ -214,10 +224,10 @@ export class HarBuilder {
       case 'invalid':
         if (r.exchange !== undefined) this.noteHttpMcp(r as Extract<LogRecord, { kind: 'request' | 'response' | 'notification' | 'invalid' }> & { exchange: string });
         else if (r.kind === 'request') this.openCalls.set(`${r.session}\u0000${r.seq}`, { request: r, ord: this.ord++ });
-        else if (r.kind === 'response' && r.requestSeq !== undefined) this.answer(`${r.session}\u0000${r.requestSeq}`, { response: r });
+        else if (r.kind === 'response' && r.requestSeq !== undefined) this.answer(`${r.session}\u0000${r.requestSeq}`, r);
         break;
       case 'pending':
-        this.answer(`${r.session}\u0000${r.requestSeq}`, { pending: r });
+        this.pending(`${r.session}\u0000${r.requestSeq}`, r);
         break;
       default:
         break;
@@ -249,12 +259,26 @@ export class HarBuilder {
     });
   }
 
-  /** A stdio call's answer (or its `pending` record): its entry is made. */
-  private answer(key: string, outcome: { response: ResponseRecord } | { pending: PendingRecord }): void {
+  /** A stdio call's answer, late ones too: its entry is made. */
+  private answer(key: string, response: ResponseRecord): void {
+    const call = this.openCalls.get(key) ?? this.evicted.take(key)?.call;
+    if (!call) return;
+    this.openCalls.delete(key);
+    this.entryOf(call, response, undefined);
+  }
+
+  /** A stdio call's `pending` record: its entry is made, unless the tap evicted it and may pair a late answer. */
+  private pending(key: string, pending: PendingRecord): void {
     const call = this.openCalls.get(key);
     if (!call) return;
     this.openCalls.delete(key);
-    const entry = mcpEntry(call.request, 'response' in outcome ? outcome.response : undefined, 'pending' in outcome ? outcome.pending : undefined);
+    if (!pending.evicted || pending.cancelled) return this.entryOf(call, undefined, pending);
+    const gone = this.evicted.set(key, { call, pending });
+    if (gone) this.entryOf(gone.call, undefined, gone.pending);
+  }
+
+  private entryOf(call: StdioCall, response: ResponseRecord | undefined, pending: PendingRecord | undefined): void {
+    const entry = mcpEntry(call.request, response, pending);
     this.ready.push({ entry, key: [Date.parse(entry.startedDateTime), 1, call.ord] });
   }
 
@@ -268,11 +292,12 @@ export class HarBuilder {
       if (entry) this.ready.push({ entry, key: [Date.parse(entry.startedDateTime), 0, p.ord] });
     }
     if (!final) return;
-    for (const call of this.openCalls.values()) {
-      const entry = mcpEntry(call.request, undefined, undefined);
-      this.ready.push({ entry, key: [Date.parse(entry.startedDateTime), 1, call.ord] });
-    }
+    for (const call of this.openCalls.values()) this.entryOf(call, undefined, undefined);
     this.openCalls.clear();
+    for (const [key, { call, pending }] of this.evicted.entries()) {
+      this.evicted.take(key);
+      this.entryOf(call, undefined, pending);
+    }
   }
 
   /** The ready entries that start before anything still open can (all, at the end). */
@@ -286,6 +311,7 @@ export class HarBuilder {
       if (this.sawHttp) before -= SETTLE_MS;
       // A stdio call's entry starts at its request's record: no slack.
       for (const c of this.openCalls.values()) before = Math.min(before, c.request.time);
+      for (const [, { call }] of this.evicted.entries()) before = Math.min(before, call.request.time);
     }
     this.ready.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2]);
     let n = 0;
@@ -463,7 +489,7 @@ function mcpEntry(q: RequestRecord, a: ResponseRecord | undefined, pending: Pend
     },
     cache: {},
     timings: { blocked: -1, dns: -1, connect: -1, send: 0, wait: ms(wait), receive: 0, ssl: -1 },
-    ...(pending ? { comment: pendingComment(pending) } : {}),
+    ...(pending ? { comment: pendingComment(pending) } : a?.afterPending ? { comment: LATE_ANSWER_COMMENT } : {}),
     _mcptap: {
       session: q.session,
       label: q.label,
@@ -480,6 +506,9 @@ function mcpEntry(q: RequestRecord, a: ResponseRecord | undefined, pending: Pend
     },
   };
 }
+
+/** A late answer's entry says why the log has a `pending` record for a call that was answered. */
+const LATE_ANSWER_COMMENT = 'Answered after mcptap had stopped tracking the request (more requests were waiting than it tracks); the log says both.';
 
 /** Why a request has no response; the record says which only by its flags, so the rest is said for both cases. */
 function pendingComment(p: PendingRecord): string {

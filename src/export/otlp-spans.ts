@@ -33,6 +33,8 @@ import type { ToolRoundTrip, Trace, TraceTurn } from '../trace/link.js';
 import { asObject, asString } from '../protocols/mcp.js';
 import { parseRawObject } from '../log/reader.js';
 import { requestHead, type RequestHead } from '../log/request-head.js';
+import { DEFAULT_MAX_PENDING } from '../session/correlator.js';
+import { RecentMap } from '../session/recent-map.js';
 
 /** An attribute value as OTLP carries it. */
 export type SpanAttributeValue = string | number | boolean | string[];
@@ -122,6 +124,11 @@ export class SpanBuilder {
   private readonly protocolVersions = new Map<string, string>();
   /** Multi-round-trip calls whose last round is still to come, by session and the seq of their first request. */
   private readonly calls = new Map<string, { first: OpenRequest; rounds: number }>();
+  /**
+   * Requests the tap evicted (more were open than it tracks), by session and seq, with their `pending` record's
+   * time: it may still pair a late answer (`afterPending`). As many as it pairs late of one way's requests.
+   */
+  private readonly evicted = new RecentMap<string, { o: OpenRequest; time: number }>(DEFAULT_MAX_PENDING);
   /** Mcp-Session-Id of HTTP exchanges, by session and exchange: MCP records over HTTP name only the exchange. */
   private readonly mcpSessionIds = new Map<string, string>();
   /** Bounds on what is held open, so a peer that never answers cannot grow memory without end. */
@@ -171,6 +178,11 @@ export class SpanBuilder {
     for (const o of this.open.values()) spans.push(this.mcpSpan(o, undefined, time));
     // A call the server asked for input on, whose next round never came: its span ends with the logs.
     for (const call of this.calls.values()) spans.push(this.callSpan(call.first, undefined, time, call.rounds));
+    // Evicted requests no late answer came for end where the tap let them go.
+    for (const [key, { o, time: pendingTime }] of this.evicted.entries()) {
+      this.evicted.take(key);
+      spans.push(this.mcpSpan(o, undefined, pendingTime));
+    }
     this.open.clear();
     this.bySeq.clear();
     this.calls.clear();
@@ -201,7 +213,8 @@ export class SpanBuilder {
     // The request the tap paired it with (stateless HTTP reuses ids across exchanges); else the same id, the
     // other way, for a log that does not say.
     const key = `${r.session}\u0000${r.dir === 's2c' ? 'c2s' : 's2c'}\u0000${String(r.id)}`;
-    const o = r.requestSeq !== undefined ? this.bySeq.get(`${r.session}\u0000${r.requestSeq}`) : this.open.get(key);
+    const seqKey = `${r.session}\u0000${r.requestSeq}`;
+    const o = r.requestSeq !== undefined ? (this.bySeq.get(seqKey) ?? this.evicted.take(seqKey)?.o) : this.open.get(key);
     if (!o) return [];
     if (this.open.get(key) === o) this.open.delete(key);
     this.bySeq.delete(`${r.session}\u0000${o.record.seq}`);
@@ -257,12 +270,16 @@ export class SpanBuilder {
     if (o.events.length < 128) o.events.push({ name: r.method, time: r.time, attributes });
   }
 
+  /** The tap let a request go: its span ends there, unless it was evicted and a late answer may still come. */
   private pending(r: PendingRecord): SpanData[] {
-    const o = this.bySeq.get(`${r.session}\u0000${r.requestSeq}`);
+    const key = `${r.session}\u0000${r.requestSeq}`;
+    const o = this.bySeq.get(key);
     if (!o) return [];
-    this.bySeq.delete(`${r.session}\u0000${r.requestSeq}`);
+    this.bySeq.delete(key);
     this.open.delete(`${r.session}\u0000${o.record.dir}\u0000${String(o.record.id)}`);
-    return [this.mcpSpan(o, undefined, r.time)];
+    if (!r.evicted || r.cancelled) return [this.mcpSpan(o, undefined, r.time)];
+    const gone = this.evicted.set(key, { o, time: r.time });
+    return gone ? [this.mcpSpan(gone.o, undefined, gone.time)] : [];
   }
 
   private mcpSpan(o: OpenRequest, response: ResponseRecord | undefined, endTime: number): SpanData {

@@ -55,7 +55,7 @@ export interface McpCall {
   ord: number;
   /** A multi-round-trip call's rounds, once a second one is seen. */
   rounds?: RoundTripRound[];
-  /** The tap stopped waiting for its answer (a `pending` record): none will be paired with it. */
+  /** The tap stopped waiting for its answer (a `pending` record, not an eviction's): none will be paired with it. */
   givenUp?: boolean;
 }
 

@@ -299,8 +299,12 @@ export class TraceLinker {
     if (call && this.haveLlm === false && r.resultType !== 'input_required') this.doneAlone++;
   }
 
-  /** The tap stopped waiting for this call's answer: one that comes later has no requestSeq, so none is watched for. */
+  /**
+   * The tap stopped waiting for this call's answer. One it evicted (more calls were open than it tracks) may
+   * still be answered: the tap pairs that answer by requestSeq (`afterPending`), so the call stays open for it.
+   */
   private noteMcpGivenUp(r: Extract<LogRecord, { kind: 'pending' }>): void {
+    if (r.evicted && !r.cancelled) return;
     const key = `${r.session}\u0000${r.requestSeq}`;
     const call = this.openCalls.get(key);
     if (call) call.givenUp = true;

@@ -2,13 +2,17 @@
  * More requests in flight than mcptap tracks, every one answered: the official SDK client fires 12,000 tool calls
  * at once at an SDK server that answers none until all have come. mcptap evicts the 2,000 oldest from its table
  * (a `pending` record each, `evicted: true`) and pairs their answers all the same when they come: no answer to
- * "a request mcptap did not see", and `check` passes the log.
+ * "a request mcptap did not see", `check` passes the log, and the trace and the exports (HAR, OTLP) show every
+ * call with its result.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkRecords } from '../../src/check/check.js';
+import { buildHar } from '../../src/export/har.js';
+import { SpanStream } from '../../src/export/otlp-stream.js';
 import { readAllRecords } from '../../src/log/reader.js';
+import { linkTrace } from '../../src/trace/link.js';
 import type { LogRecord } from '../../src/log/schema.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -52,6 +56,30 @@ describe('12,000 tool calls in flight at once, all answered', () => {
     const late = answers.filter((r) => r.kind === 'response' && r.afterPending === true);
     expect(late.map((r) => r.kind === 'response' && r.requestSeq).sort()).toEqual(evicted.map((r) => r.kind === 'pending' && r.requestSeq).sort());
     expect(records.filter((r) => r.msg.includes('did not see'))).toEqual([]);
+  });
+
+  it('the trace shows every call with its result, the evicted ones too', () => {
+    const trips = linkTrace(records).roundTrips;
+    expect(trips).toHaveLength(CALLS);
+    expect(trips.filter((t) => t.result === null)).toEqual([]);
+    expect(trips.map((t) => t.result).sort()).toEqual(texts.slice().sort());
+  });
+
+  it('the HAR export has an entry for every call with its answer, the evicted ones too', () => {
+    const entries = buildHar(records).log.entries.filter((e) => e.request.url.includes('/tools/call'));
+    expect(entries).toHaveLength(CALLS);
+    expect(entries.filter((e) => e.response.status !== 200)).toEqual([]);
+    const late = entries.filter((e) => e.comment?.startsWith('Answered after mcptap had stopped tracking'));
+    expect(late).toHaveLength(CALLS - 10_000);
+  });
+
+  it('the OTLP export has a span for every call, ended by its answer, the evicted ones too', () => {
+    const stream = new SpanStream();
+    const spans = records.flatMap((r) => stream.push(r));
+    spans.push(...stream.end());
+    const calls = spans.filter((s) => s.attributes['mcp.method.name'] === 'tools/call');
+    expect(calls).toHaveLength(CALLS);
+    expect(calls.filter((s) => s.status.code === 'error')).toEqual([]);
   });
 
   it('check passes the log', () => {
