@@ -6,6 +6,8 @@
  * the lag is linked in one cut, as the whole-log linker did; links the window missed are counted in `notes`.
  */
 import type { LogRecord } from '../log/schema.js';
+import { DEFAULT_MAX_PENDING } from '../session/correlator.js';
+import { RecentMap } from '../session/recent-map.js';
 import { ToolNameMap, type ToolTarget } from './tool-names.js';
 import { byDecision, collectModelCalls, mcpCallOf, noteMcpAnswer, noteSession, requestBody, type LlmExchange, type McpCall, type ModelCall } from './link-items.js';
 import {
@@ -121,6 +123,11 @@ export class TraceLinker {
   private lastEarly = -Infinity;
   /** Whether the cut under way is an early one (what it links counts as linked early). */
   private early = false;
+  /**
+   * Calls the tap evicted, kept open for the late answer it may pair (`afterPending`): as many as it pairs late
+   * one way. One pushed out of here is given up, as a `pending` record of any other kind gives a call up.
+   */
+  private readonly evicted = new RecentMap<string, string>(DEFAULT_MAX_PENDING);
   /** Calls answered (or given up) since they were last linked alone, in logs with no model (see linkAlone). */
   private doneAlone = 0;
 
@@ -296,6 +303,7 @@ export class TraceLinker {
     const call = this.openCalls.get(key);
     if (call) noteMcpAnswer(call, r);
     else if (this.unanswered.delete(key)) this.late.answers++;
+    if (r.afterPending) this.evicted.take(key);
     if (call && this.haveLlm === false && r.resultType !== 'input_required') this.doneAlone++;
   }
 
@@ -304,8 +312,16 @@ export class TraceLinker {
    * still be answered: the tap pairs that answer by requestSeq (`afterPending`), so the call stays open for it.
    */
   private noteMcpGivenUp(r: Extract<LogRecord, { kind: 'pending' }>): void {
-    if (r.evicted && !r.cancelled) return;
     const key = `${r.session}\u0000${r.requestSeq}`;
+    if (!r.evicted || r.cancelled) return this.giveUp(key);
+    if (!this.openCalls.has(key)) return;
+    // Keyed by itself: what set() returns is the key pushed out.
+    const gone = this.evicted.set(key, key);
+    if (gone !== undefined) this.giveUp(gone);
+  }
+
+  /** No answer will be paired with this call: it is done, and no late answer is watched for. */
+  private giveUp(key: string): void {
     const call = this.openCalls.get(key);
     if (call) call.givenUp = true;
     if (call && this.haveLlm === false) this.doneAlone++;
