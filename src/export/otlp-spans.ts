@@ -34,7 +34,7 @@ import { asObject, asString } from '../protocols/mcp.js';
 import { parseRawObject } from '../log/reader.js';
 import { requestHead, type RequestHead } from '../log/request-head.js';
 import { DEFAULT_MAX_PENDING } from '../session/correlator.js';
-import { RecentMap } from '../session/recent-map.js';
+import { RecentMap, setBounded } from '../session/recent-map.js';
 
 /** An attribute value as OTLP carries it. */
 export type SpanAttributeValue = string | number | boolean | string[];
@@ -400,8 +400,7 @@ export class SpanBuilder {
   }
 
   private remember<V>(map: Map<string, V>, key: string, value: V, max = this.maxOpen): void {
-    map.set(key, value);
-    if (map.size > max) map.delete(map.keys().next().value as string);
+    setBounded(map, key, value, max);
   }
 }
 

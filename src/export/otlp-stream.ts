@@ -6,6 +6,7 @@
 import type { LogRecord } from '../log/schema.js';
 import type { LinkOptions, ToolRoundTrip, TraceTurn } from '../trace/link.js';
 import { TraceLinker } from '../trace/linker.js';
+import { setBounded } from '../session/recent-map.js';
 import { joinTrip, joinTurn, llmSpanId, SpanBuilder, type SpanData, type SpanJoin } from './otlp-spans.js';
 
 /** Spans a batch holds at least (but the last): one OTLP/JSON `resourceSpans` group each, one POST. */
@@ -97,15 +98,13 @@ export class SpanStream {
     }
     const changes = this.early.get(spanId) ?? [];
     if (change) changes.push(change);
-    this.early.set(spanId, changes);
-    if (this.early.size > RECENT) this.early.delete(this.early.keys().next().value as string);
+    setBounded(this.early, spanId, changes, RECENT);
   }
 
   private final(placed: Placed): void {
     this.ready.push(placed);
     if (placed.span.attributes['mcptap.exchange'] === undefined) return;
-    this.traces.set(placed.span.spanId, placed.span.traceId);
-    if (this.traces.size > RECENT) this.traces.delete(this.traces.keys().next().value as string);
+    setBounded(this.traces, placed.span.spanId, placed.span.traceId, RECENT);
   }
 
   private turn(turn: TraceTurn): void {

@@ -6,6 +6,7 @@
  */
 import { asString, previewJson } from '../protocols/mcp.js';
 import type { CallRound } from './correlator.js';
+import { setBounded } from './recent-map.js';
 
 /** Calls waiting for their next round; past this the oldest is forgotten (its retry then reads as unlinked). */
 export const MAX_WAITING_CALLS = 1_000;
@@ -19,8 +20,7 @@ export class CallRounds {
   /** A round was answered `input_required`: the retry that carries `key` continues the call. */
   awaitInput(key: string, round: CallRound): void {
     this.waiting.delete(key);
-    this.waiting.set(key, round);
-    if (this.waiting.size > MAX_WAITING_CALLS) this.waiting.delete(this.waiting.keys().next().value as string);
+    setBounded(this.waiting, key, round, MAX_WAITING_CALLS);
   }
 
   /** A retry arrived: the round it is, within the call it continues (undefined when mcptap did not see the call). */

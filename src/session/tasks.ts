@@ -4,6 +4,7 @@
  * created each task, so those can be linked to it. Pure state, bounded.
  */
 import type { JsonRpcId } from '../types.js';
+import { setBounded } from './recent-map.js';
 
 /** Tasks remembered; past this the oldest is forgotten (its tasks/* requests are then named, not linked). */
 export const MAX_TASKS = 1_000;
@@ -22,8 +23,7 @@ export class TaskOrigins {
   created(taskId: string, request: TaskOrigin): void {
     const origin: TaskOrigin = { seq: request.seq, id: request.id, method: request.method };
     if (request.tool !== undefined) origin.tool = request.tool;
-    this.byId.set(taskId, origin);
-    if (this.byId.size > MAX_TASKS) this.byId.delete(this.byId.keys().next().value as string);
+    setBounded(this.byId, taskId, origin, MAX_TASKS);
   }
 
   origin(taskId: string): TaskOrigin | undefined {
