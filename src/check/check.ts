@@ -569,13 +569,17 @@ export function formatCheckSummary(report: CheckReport, options: { color?: boole
     if (s.unknown > 0) counts.push(`${s.unknown} unknown (${gaps || 'too many requests were waiting for mcptap to pair every answer'})`);
     else if (gaps) counts.push(gaps);
     const calls = s.llmCalls > 0 && s.requests === 0 ? `${s.llmCalls} LLM call${s.llmCalls === 1 ? '' : 's'}` : `${s.requests} requests${s.llmCalls > 0 ? `, ${s.llmCalls} LLM calls` : ''}`;
-    lines.push(`  ${isBad(s) ? paint(31, '✗') : paint(32, '✓')} ${s.label} (${s.channel}, ${s.session}): ${calls}${counts.length ? `, ${counts.join(', ')}` : ', nothing found'}`);
+    // A session that passed with requests nobody can judge is not shown as checked.
+    const mark = isBad(s) ? paint(31, '✗') : s.unknown > 0 ? paint(33, '?') : paint(32, '✓');
+    lines.push(`  ${mark} ${s.label} (${s.channel}, ${s.session}): ${calls}${counts.length ? `, ${counts.join(', ')}` : ', nothing found'}`);
   }
   if (listed.length < total) {
     const passed = report.sessions.filter((s) => !isBad(s)).length + folded;
     const moreBad = report.sessions.filter(isBad).length - listed.length;
     lines.push(`  … ${passed} more session${passed === 1 ? '' : 's'} passed${moreBad > 0 ? `, ${moreBad} more failed` : ''}.`);
   }
+  const unknown = report.sessions.reduce((n, s) => n + s.unknown, 0);
+  if (unknown > 0) lines.push('', `${unknown} request${unknown === 1 ? ' is' : 's are'} unknown: an answer may be in traffic the log lost after the request, or among answers mcptap could no longer pair, so check cannot say whether ${unknown === 1 ? 'it was' : 'they were'} answered.`);
   if (failing.length) {
     lines.push('', 'Findings:');
     for (const f of failing.slice(0, MAX_LISTED)) {

@@ -85,7 +85,8 @@ describe('checkRecords', () => {
     const report = checkRecords(records);
     expect(report.failed).toBe(false);
     expect(report.sessions[0]).toMatchObject({ uninspectedBytes: 65536, unknown: 1, counts: { unanswered: 0 } });
-    expect(formatCheckSummary(report)).toContain('1 unknown (65536 bytes not inspected)');
+    expect(formatCheckSummary(report)).toContain('? weather (stdio, weather-1): 3 requests, 1 unknown (65536 bytes not inspected)');
+    expect(formatCheckSummary(report)).toContain('1 request is unknown: an answer may be in traffic the log lost after the request');
   });
 
   test('a gap before the request, on the other way, or on stderr cannot hold its answer: it is unanswered', () => {
