@@ -206,10 +206,10 @@ export interface PendingRecord extends RecordBase {
   subscription?: boolean;
 }
 
-/** Start, exit and other moments in the life of a tap. */
 /** A stdio stream, as a warning about its uninspected bytes names it. */
 export type UninspectedStream = 'stdin' | 'stdout' | 'stderr';
 
+/** Start, exit and other moments in the life of a tap. */
 export interface LifecycleRecord extends RecordBase {
   kind: 'lifecycle';
   event: 'start' | 'exit' | 'stdin-end' | 'listen' | 'close' | 'warning';

@@ -3,21 +3,6 @@
  * not without bound (the requests the correlator evicted, for a late answer). The order is a ring, not the Map's
  * own: V8 walks every entry deleted at a Map's head on each look at its first key.
  */
-/**
- * Set `key` in `map`, a Map kept to at most `max` entries by dropping its oldest, a tenth of them at once when
- * it is full. Dropped one at a time, each would look at the Map's first key, and V8 walks every entry deleted at
- * a Map's head since its last rehash on each such look.
- */
-export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-  map.set(key, value);
-  if (map.size <= max) return;
-  let excess = map.size - Math.max(1, Math.floor(max * 0.9));
-  for (const oldest of map.keys()) {
-    map.delete(oldest);
-    if (--excess <= 0) return;
-  }
-}
-
 export class RecentMap<K, V> {
   private readonly byKey = new Map<K, V>();
   private readonly keys: K[] = [];
@@ -62,5 +47,20 @@ export class RecentMap<K, V> {
     const value = this.byKey.get(key);
     if (value !== undefined) this.byKey.delete(key);
     return value;
+  }
+}
+
+/**
+ * Set `key` in `map`, a Map kept to at most `max` entries by dropping its oldest, a tenth of them at once when
+ * it is full. Dropped one at a time, each would look at the Map's first key, and V8 walks every entry deleted at
+ * a Map's head since its last rehash on each such look.
+ */
+export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.set(key, value);
+  if (map.size <= max) return;
+  let excess = map.size - Math.max(1, Math.floor(max * 0.9));
+  for (const oldest of map.keys()) {
+    map.delete(oldest);
+    if (--excess <= 0) return;
   }
 }

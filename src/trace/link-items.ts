@@ -55,7 +55,7 @@ export interface McpCall {
   ord: number;
   /** A multi-round-trip call's rounds, once a second one is seen. */
   rounds?: RoundTripRound[];
-  /** The tap stopped waiting for its answer (a `pending` record, not an eviction's): none will be paired with it. */
+  /** No answer will be paired with it: a `pending` record gave it up (an eviction's, once no longer held for a late one). */
   givenUp?: boolean;
 }
 
