@@ -383,10 +383,9 @@ export class Checker {
 }
 
 /**
- * A session's evicted requests still owed an answer, by the way they were sent, each with its loss mark. A tap
- * pairs a late answer only among the last DEFAULT_MAX_PENDING it evicted each way, so as many are waited for;
- * older ones are given up, only counted by mark. `first` keeps the first of them (till answered) for the
- * findings' sentences.
+ * A session's evicted requests still owed an answer, each way, with their loss marks. A tap pairs late only the
+ * last DEFAULT_MAX_PENDING it evicted each way, so as many are waited for; older ones are only counted, by mark.
+ * `first` keeps the first of them (till answered) for the findings' sentences.
  */
 interface OwedEvicted {
   waiting: Record<Direction, RecentMap<number, LossMark>>;
@@ -403,10 +402,9 @@ function owedCount(e: OwedEvicted): number {
 const BOTH_WAYS: readonly Direction[] = ['c2s', 's2c'];
 
 /**
- * What a session's log has said it lost so far, as a request's answer would see it: the gaps (bytes not
- * inspected) that may hold a message going its way, and the records dropped. A request takes the mark of its
- * answer's way: a loss said after the request (the log says each after what it lost) may hold the answer, one
- * said before cannot. While nothing is lost, every request shares one mark.
+ * The losses a session's log has said so far, per way a message goes: gaps (bytes not inspected) and records
+ * dropped. A request takes its answer's way's mark; the log says a loss after what it lost, so only one said
+ * after the request can hold its answer.
  */
 interface LossMark {
   readonly gaps: number;

@@ -101,7 +101,7 @@ describe('checkRecords', () => {
 
   test('a request the log ends without a pending record for: unknown only with a loss after it', () => {
     const records = clean();
-    // #2 open at the end, a gap of unnamed stream after it (a log written before the field): may be either way.
+    // #3 open at the end with a gap of no named stream after it (an older log): either way, so unknown; #4 came after.
     records.push(request(3, 'tools/call'), gap(undefined), request(4, 'tools/call'));
     const report = checkRecords(records);
     expect(report.sessions[0]).toMatchObject({ unknown: 1, counts: { unanswered: 1 } });
