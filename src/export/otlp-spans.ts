@@ -112,6 +112,12 @@ interface OpenRequest {
 const MAX_RECENT = 10_000;
 
 /**
+ * Requests held open by default (the live exporter's bound): more than a session's tap tracks both ways, so that
+ * its `pending` record, not this bound, lets a request go; the bound drops a tenth at once (setBounded).
+ */
+const DEFAULT_MAX_OPEN = 3 * DEFAULT_MAX_PENDING;
+
+/**
  * Builds spans from records as they come (in time order): a span is complete when its request is answered (or
  * declared pending, or the builder ends). Used record by record by the live exporter and over a whole log by
  * `buildSpans`.
@@ -135,7 +141,7 @@ export class SpanBuilder {
   private readonly maxOpen: number;
 
   constructor(options: { maxOpen?: number } = {}) {
-    this.maxOpen = options.maxOpen ?? 10_000;
+    this.maxOpen = options.maxOpen ?? DEFAULT_MAX_OPEN;
   }
 
   /** Take one record; returns the spans it completes (often none). */
