@@ -146,12 +146,6 @@ const SETTLE_MS = 60_000;
 /** Records between looks for entries to hand on, however little time they span (a flood). */
 const SETTLE_EVERY = 4096;
 
-/**
- * Calls the tap evicted (more were open than it tracks) held for the late answer it may still pair: as many as
- * it pairs late of one way's requests. Older ones get their entry as the `pending` record says: no response.
- */
-const MAX_EVICTED_HELD = DEFAULT_MAX_PENDING;
-
 /** An entry made, waiting for the earlier ones (entries are in start order). */
 interface ReadyEntry {
   entry: HarEntry;
@@ -163,8 +157,11 @@ export class HarBuilder {
   private readonly targets = new Map<string, string>();
   private readonly exchanges = new Map<string, HttpParts & { ord: number }>();
   private readonly openCalls = new Map<string, StdioCall>();
-  /** Evicted calls, with their `pending` record, waiting for a late answer (`afterPending`). */
-  private readonly evicted = new RecentMap<string, { call: StdioCall; pending: PendingRecord }>(MAX_EVICTED_HELD);
+  /**
+   * Calls the tap evicted, with their `pending` record, held for the late answer it may pair (`afterPending`):
+   * as many as it pairs late one way. One pushed out gets its entry as the `pending` record says: no response.
+   */
+  private readonly evicted = new RecentMap<string, { call: StdioCall; pending: PendingRecord }>(DEFAULT_MAX_PENDING);
   private ready: ReadyEntry[] = [];
   private now = -Infinity;
   private lastSettle = -Infinity;

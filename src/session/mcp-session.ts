@@ -11,7 +11,7 @@ import { decodeJsonRpc, peekIdAndMethod } from '../protocols/jsonrpc.js';
 import { withoutCutCharacter } from '../framing/lines.js';
 import { asObject, asString, describePeer, KNOWN_RESULT_TYPES, KNOWN_REVISIONS, META, peerInfo, requestMeta, resultServerInfo, type PeerInfo, type RequestMeta } from '../protocols/mcp.js';
 import { LEVEL, RAW_PARSED, type FrameFields, type RecordDraft, type RecordSink } from '../log/schema.js';
-import { Correlator, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_AGE_MS, roundMs, type Answered, type OpenRequest } from './correlator.js';
+import { Correlator, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_AGE_MS, opposite, roundMs, type Answered, type OpenRequest } from './correlator.js';
 import { CallRounds, isRetry, roundKey, ROUND_METHODS } from './rounds.js';
 import { TaskOrigins } from './tasks.js';
 import { headerMismatches, type McpHeaders } from '../protocols/mcp-headers.js';
@@ -179,7 +179,7 @@ export class McpSession {
 
   /** The request a response travelling in `dir` answers; an `id: null` answers an exchange's only request. */
   private answer(dir: Direction, id: JsonRpcId | null, mono: number): Answered | undefined {
-    const pairing = this.pairing(dir === 's2c' ? 'c2s' : 's2c');
+    const pairing = this.pairing(opposite(dir));
     if (id === null) return pairing === this.exchange ? pairing.respondSole(dir, mono) : undefined;
     return pairing.respond(dir, id, mono);
   }
@@ -266,7 +266,7 @@ export class McpSession {
   /** An answer's msg says when its request had been evicted, or may have been. */
   private notePairing(draft: { msg: string }, answered: Answered | undefined, dir: Direction): void {
     if (answered?.afterPending) draft.msg = `${draft.msg} ${AFTER_PENDING_NOTE}`;
-    else if (!answered && this.pairing(dir === 's2c' ? 'c2s' : 's2c').forgotEvicted) draft.msg = `${draft.msg} ${MAYBE_FORGOTTEN_NOTE}`;
+    else if (!answered && this.pairing(opposite(dir)).forgotEvicted) draft.msg = `${draft.msg} ${MAYBE_FORGOTTEN_NOTE}`;
   }
 
   /** What a result says of the request it answers: a tool's error, another round, a task, the revisions. */
@@ -384,7 +384,7 @@ export class McpSession {
   private relatedRequest(dir: Direction, method: string, params: Record<string, unknown> | undefined): OpenRequest | undefined {
     if (method === 'notifications/progress') {
       const token = tokenOf(params?.progressToken);
-      return token === undefined ? undefined : this.pairing(dir === 's2c' ? 'c2s' : 's2c').progress(token, dir);
+      return token === undefined ? undefined : this.pairing(opposite(dir)).progress(token, dir);
     }
     if (method === 'notifications/cancelled') {
       const id = params?.requestId;
