@@ -135,8 +135,8 @@ const PLAIN_SHORT = new Set<string>();
 const SHORT_CHARS = 24;
 
 function isPlain(value: string): boolean {
-  // A summary that previews JSON holds a `"` (most requests' do): includes() says so for less than the regex,
-  // and flattens a string built by `+` in place, which the regex would otherwise copy first.
+  // A summary that previews JSON holds a `"` (most requests' do): includes() finds it for less than the regex
+  // costs, and such a string goes to JSON.stringify without the regex.
   if (value.length > SHORT_CHARS) return !value.includes('"') && !NEEDS_ESCAPE.test(value);
   if (PLAIN_SHORT.has(value)) return true;
   if (NEEDS_ESCAPE.test(value)) return false;
