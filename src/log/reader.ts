@@ -29,10 +29,11 @@ export interface ReadLogsOptions {
   progress?: ReadProgress;
   /**
    * Leave out the frames no summary reads again: a streamed chunk's `raw` (its text is in `delta`) and an HTTP
-   * response's `body` (the LLM reply is in its llm-response record). Most of a long LLM log is chunks, so views
-   * that print records and their trace, and check, hold a fraction of the log in memory. Not for exports, which
-   * copy the frames out, nor for the html page, which shows them. A line longer than LONG_LINE is read as it
-   * streams by, its frame's head kept (long-line.ts): a frame of hundreds of MB costs a slim reader 1 MiB.
+   * response's `body` (on its http-end; the LLM reply is in its llm-response record). Most of a long LLM log is
+   * chunks, so views that print records and their trace, and check, hold a fraction of the log in memory. Not
+   * for exports, which copy the frames out, nor for the html page, which shows them. A line longer than
+   * LONG_LINE is read as it streams by, its frame's head kept (long-line.ts): a frame of hundreds of MB costs a
+   * slim reader 1 MiB.
    */
   slim?: boolean;
 }
@@ -203,7 +204,7 @@ function crLines(text: string): string[] {
 function slimmed(record: LogRecord): LogRecord {
   const o = record as unknown as Record<string, unknown>;
   if (record.kind === 'llm-chunk') delete o.raw;
-  else if (record.kind === 'http-response') delete o.body;
+  else if (record.kind === 'http-end') delete o.body;
   return record;
 }
 

@@ -18,7 +18,9 @@ describe.each(['roundtrip', 'ollama', 'openai', 'mcp-http', 'broken-roundtrip'])
     const whole = await readAllRecords([join(CAPTURES, name)]);
     const slim = await readAllRecords([join(CAPTURES, name)], { slim: true });
     expect(slim.some((r) => r.kind === 'llm-chunk' && 'raw' in r)).toBe(false);
-    expect(slim.some((r) => r.kind === 'http-response' && 'body' in r)).toBe(false);
+    expect(slim.some((r) => r.kind === 'http-end' && 'body' in r)).toBe(false);
+    // The HTTP captures keep response bodies, so the line above can fail.
+    if (name !== 'roundtrip' && name !== 'broken-roundtrip') expect(whole.some((r) => r.kind === 'http-end' && 'body' in r)).toBe(true);
     const views = (records: typeof whole) => {
       const trace = linkTrace(records);
       return {
