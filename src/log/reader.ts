@@ -12,6 +12,7 @@ import { LOG_FORMAT_VERSION, type LogRecord } from './schema.js';
 import { findLogFiles, refuseSpecialFile } from './walk.js';
 import { recordProblem } from './validate.js';
 import { LongLine } from './long-line.js';
+import { ChunkBodies } from './chunk-bodies.js';
 
 /** Something wrong with one line of a log, said plainly. */
 export interface LogProblem {
@@ -123,6 +124,8 @@ function rawOfLine(line: string): string | undefined {
  * Bring a record of any known version to the current shape. Version 1 is the first; when the format changes,
  * add the step from the old version here (as mitmproxy's io/compat does) and keep the old fixtures. Version 2
  * changed only how a line writes `raw` (parseRecordLine reads it back), so its records and v1's are the same.
+ * Version 3 lets an http-end leave its body to its llm-chunks: a step across records, so readLogs takes it
+ * (chunk-bodies.ts), and a record of v2 or v3 is the same here.
  */
 export function migrate(o: Record<string, unknown>): LogRecord {
   // Records newer than this reader are passed on as they are: new fields are optional by rule.
@@ -228,6 +231,8 @@ export async function* readLogs(paths: readonly string[], options: ReadLogsOptio
   }
   waiting.sort((a, b) => (before({ current: a.first, order: a.order }, { current: b.first, order: b.order }) ? -1 : 1));
   const heap = new MergeHeap();
+  // A slim read leaves out both the chunks' raws and the bodies they would make.
+  const bodies = options.slim ? undefined : new ChunkBodies();
   let next = 0;
   const open = async (entry: (typeof waiting)[number]): Promise<void> => {
     const iterator = readLogFile(entry.file, options);
@@ -242,6 +247,7 @@ export async function* readLogs(paths: readonly string[], options: ReadLogsOptio
     }
     const head = heap.peek();
     if (!head) return;
+    bodies?.see(head.current.record);
     yield head.current;
     const following = await head.iterator.next();
     if (following.done) heap.pop();

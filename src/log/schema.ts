@@ -11,7 +11,7 @@ import type { PeerInfo } from '../protocols/mcp.js';
 import type { HeaderMismatch } from '../protocols/mcp-headers.js';
 
 /** Version written as `v` on every record. */
-export const LOG_FORMAT_VERSION = 2;
+export const LOG_FORMAT_VERSION = 3;
 
 /** Every kind of record a log may hold. */
 export type RecordKind =
@@ -293,6 +293,11 @@ export interface HttpEndRecord extends RecordBase {
   body?: string;
   bodyEncoding?: 'base64';
   bodyTruncated?: boolean;
+  /**
+   * In the log (v3): no `body`, because this many of the exchange's llm-chunk records carry it, each `raw` a line
+   * of it. The reader puts `body` back (chunk-bodies.ts); a reader that lacks some of those records gives none.
+   */
+  bodyInChunks?: number;
   /** Response chunk boundaries as `[msSinceResponseHeaders, byteLength]`, for replay with recorded spacing (bounded). */
   chunks?: [number, number][];
   /** What went wrong, for outcomes other than complete. */

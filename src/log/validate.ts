@@ -57,6 +57,7 @@ const SHAPES: Record<string, Shape> = {
     'body?': 'string',
     'bodyEncoding?': 'string',
     'bodyTruncated?': 'boolean',
+    'bodyInChunks?': 'number',
     'chunks?': 'chunk-marks',
     'error?': 'error',
     'uninspectedBytes?': 'number',

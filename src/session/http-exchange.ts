@@ -10,9 +10,9 @@
  * Anthropic, Gemini) go through an LlmTurn.
  */
 import type { Channel, Frame } from '../types.js';
-import { LEVEL, type HttpOutcome, type LoggedHeaders, type RecordDraft, type RecordSink } from '../log/schema.js';
+import { LEVEL, type HttpEndRecord, type HttpOutcome, type LoggedHeaders, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { redactHeaders, redactPathQuery, type Redactor } from '../log/redact.js';
-import { BodyCapture, contentCoding, createBodyDecoder, decodeBodyHead, type BodyDecoder } from '../framing/body.js';
+import { BodyCapture, contentCoding, createBodyDecoder, decodeBodyHead, type BodyDecoder, type CapturedBody } from '../framing/body.js';
 import { SseFramer, type SseItem } from '../framing/sse.js';
 import { LineFramer } from '../framing/lines.js';
 import { JsonArrayFramer } from '../framing/json-array.js';
@@ -29,6 +29,7 @@ import {
 } from '../protocols/detect.js';
 import { McpSession } from './mcp-session.js';
 import { LlmTurn } from './llm-turn.js';
+import { ChunkedBody } from './chunked-body.js';
 import { Correlator, roundMs } from './correlator.js';
 import { formatMs } from './annotate.js';
 import { peerInfo, preview } from '../protocols/mcp.js';
@@ -222,6 +223,8 @@ export class HttpExchange {
   private framing: Framing = 'body';
   private sse: SseFramer | undefined;
   private lines: LineFramer | undefined;
+  /** For an NDJSON body: whether its llm-chunk records carry it whole (chunked-body.ts). */
+  private chunked: ChunkedBody | undefined;
   private array: JsonArrayFramer | undefined;
   private decoder: BodyDecoder | undefined;
   private afterDecode: (() => void) | undefined;
@@ -330,6 +333,7 @@ export class HttpExchange {
       } else if (type === 'application/x-ndjson' || (this.llm && this.channel === 'ollama' && type !== 'application/json' && status < 400)) {
         this.framing = 'ndjson';
         this.lines = new LineFramer({ dir: 's2c', maxFrameBytes: this.observer.maxBody });
+        this.chunked = new ChunkedBody();
       } else if (this.llm && this.channel === 'gemini' && type === 'application/json' && status < 400 && /:streamGenerateContent$/.test(pathOnly(this.apiPath))) {
         // Gemini streams without alt=sse as one JSON array, each element a chunk of the reply.
         this.framing = 'json-array';
@@ -461,12 +465,16 @@ export class HttpExchange {
   private consume(chunk: Buffer, time: number, mono: number): void {
     this.resBody.push(chunk);
     if (this.framing === 'sse') for (const item of this.sse!.push(chunk)) this.onSse(item, time, mono);
-    else if (this.framing === 'ndjson') for (const line of this.lines!.push(chunk, time, mono)) this.onLine(line.bytes.toString('utf8'), time, mono);
+    else if (this.framing === 'ndjson') for (const line of this.lines!.push(chunk, time, mono)) this.onNdjsonLine(line.bytes.toString('utf8'), time, mono);
     else if (this.framing === 'json-array') for (const element of this.array!.push(chunk)) this.onLine(element.text, time, mono);
   }
 
-  private onLine(text: string, time: number, mono: number): void {
-    if (this.llm) this.llm.frame(text, undefined, time, mono);
+  private onLine(text: string, time: number, mono: number): boolean {
+    return this.llm ? this.llm.frame(text, undefined, time, mono) : false;
+  }
+
+  private onNdjsonLine(text: string, time: number, mono: number): void {
+    this.chunked!.line(text, this.onLine(text, time, mono));
   }
 
   private onSse(item: SseItem, time: number, mono: number): void {
@@ -526,7 +534,10 @@ export class HttpExchange {
       const nowMono = performance.now();
       if (this.sse) for (const item of this.sse.end()) this.onSse(item, now, nowMono);
       const tail = this.lines?.end(now, nowMono);
-      if (tail) this.onLine(tail.bytes.toString('utf8'), now, nowMono);
+      if (tail) {
+        this.chunked!.broken();
+        this.onLine(tail.bytes.toString('utf8'), now, nowMono);
+      }
       const cutElement = this.array?.end();
       if (cutElement) this.onLine(cutElement.text, now, nowMono);
       const body = this.resBody.result();
@@ -562,7 +573,7 @@ export class HttpExchange {
         msg: replyComplete && outcome !== 'complete'
           ? describeCompleteReply(this.shown, this.status, outcome, durationMs, this.resBytes)
           : describeEnd(this.shown, this.status, outcome, durationMs, this.resBytes, error, this.framing === 'sse'),
-        ...bodyFields(body),
+        ...this.responseBodyFields(body),
         ...(this.trailers ? { trailers: redactHeaders(this.trailers, this.observer.redactor) } : {}),
       };
       if (replyComplete) draft.replyComplete = true;
@@ -591,6 +602,13 @@ export class HttpExchange {
       this.decoder.end();
       this.decoder = undefined;
     } else complete();
+  }
+
+  /** The http-end's body fields, or `bodyInChunks` when its llm-chunk records carry the whole body. */
+  private responseBodyFields(body: CapturedBody): Pick<HttpEndRecord, 'body' | 'bodyEncoding' | 'bodyTruncated' | 'bodyInChunks'> {
+    const whole = body.body !== undefined && !body.truncated && !body.bodyEncoding && this.uninspectedBytes === 0;
+    const carriers = whole && this.chunked ? this.chunked.carriers(body.body!) : 0;
+    return carriers > 0 ? { bodyInChunks: carriers } : bodyFields(body);
   }
 
   private write(draft: RecordDraft): void {

@@ -97,11 +97,11 @@ export class LlmTurn {
     this.status = status;
   }
 
-  /** One streamed frame: an NDJSON line or an SSE event's data. */
-  frame(text: string, event: string | undefined, time: number, mono: number): void {
+  /** One streamed frame: an NDJSON line or an SSE event's data. True when an llm-chunk record carries it as `raw`. */
+  frame(text: string, event: string | undefined, time: number, mono: number): boolean {
     this.streamed = true;
     const info = this.assembler.push(text, event);
-    if (!info.chunk) return;
+    if (!info.chunk) return false;
     if (info.done) this.terminated = true;
     const completed = info.completedCalls ?? (info.done ? this.assembler.result().toolCalls.length : undefined);
     if (completed !== undefined) while (this.completedAt.length < completed) this.completedAt.push(roundMs(mono - this.requestMono));
@@ -123,6 +123,7 @@ export class LlmTurn {
       this.sink.write(draft);
     }
     if (info.error !== undefined && this.status < 400) this.writeError(info.error, 'in-stream', time, info.errorType);
+    return this.chunks;
   }
 
   /**

@@ -58,6 +58,7 @@ describe('Ollama and OpenAI clients through mcptap', () => {
   let direct: Record<string, unknown>;
   let tapped: Record<string, unknown>;
   let records: Rec[];
+  let logFile: string;
 
   beforeAll(async () => {
     logDir = mkdtempSync(join(tmpdir(), 'mcptap-http-llm-'));
@@ -69,7 +70,8 @@ describe('Ollama and OpenAI clients through mcptap', () => {
     } finally {
       await tap.close();
     }
-    records = (await readAllRecords([tap.logFile])) as Rec[];
+    logFile = tap.logFile;
+    records = (await readAllRecords([logFile])) as Rec[];
   });
 
   afterAll(async () => {
@@ -166,6 +168,19 @@ describe('Ollama and OpenAI clients through mcptap', () => {
     expect(chunks.reduce((n, [, bytes]) => n + bytes, 0)).toBe(streamed!.resBytes);
     expect(streamed!.outcome).toBe('complete');
     expect(String(streamed!.body)).toContain('"done":true');
+  });
+
+  it('leaves a streamed Ollama body to its chunk records, and reads it back byte for byte', async () => {
+    const lines = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
+    const ends = lines.filter((r) => r.kind === 'http-end' && r.bodyInChunks !== undefined);
+    // The two Ollama streams; OpenAI's SSE bodies are not lines of their chunks, so they keep theirs.
+    expect(ends.map((r) => r.path)).toEqual(['/api/chat', '/api/chat']);
+    for (const end of ends) expect(end).not.toHaveProperty('body');
+    expect(lines.some((r) => r.kind === 'http-end' && r.path === '/v1/chat/completions' && typeof r.body === 'string' && r.body.startsWith('data: '))).toBe(true);
+    const sent = await fetch(`${upstream.url}/api/chat`, { method: 'POST', body: JSON.stringify({ ...ollamaTurn1, stream: true }) });
+    const read = records.find((r) => r.kind === 'http-end' && r.exchange === ends[0]!.exchange)!;
+    expect(read.body).toBe(await sent.text());
+    expect(read.bodyInChunks).toBe(records.filter((r) => r.kind === 'llm-chunk' && r.exchange === ends[0]!.exchange).length);
   });
 });
 

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { LONG_LINE, listLogFiles, parseRecordLine, readAllRecords, readLogs, type LogProblem } from '../../src/log/reader.js';
 import { FRAME_HEAD_BYTES } from '../../src/log/long-line.js';
 import { McptapError } from '../../src/types.js';
-import type { LogRecord } from '../../src/log/schema.js';
+import { LOG_FORMAT_VERSION, type LogRecord } from '../../src/log/schema.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const root = tempDir('mcptap-reader-');
@@ -170,7 +170,7 @@ describe('format versions', () => {
     expect(lines.filter((l) => /"raw":[{[ ]/.test(l))).toHaveLength(14);
     const withoutV = (records: LogRecord[]) => records.map(({ v: _v, ...rest }) => rest);
     const [old, current] = [await readAllRecords(['fixtures/logs/odd-frames-v1.ndjson']), await readAllRecords([v2])];
-    expect(old.every((r) => r.v === 1) && current.every((r) => r.v === 2)).toBe(true);
+    expect(old.every((r) => r.v === 1) && current.every((r) => r.v === LOG_FORMAT_VERSION)).toBe(true);
     expect(withoutV(current)).toEqual(withoutV(old));
     // The frames themselves, exactly as they were on the wire.
     const frames = readFileSync('fixtures/logs/odd-frames.txt', 'utf8').split('\n').filter(Boolean).map((l) => l.slice(2).replace(/\r$/, ''));
