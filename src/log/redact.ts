@@ -427,39 +427,6 @@ class ScreenTries {
   }
 }
 
-/** The llm-chunk lines of one exchange, as judged: a hash of them (each with its newline), and whether all were clean. */
-interface JudgedLines {
-  hash: TextHash;
-  /** Every line was a JSON object that passed the prescreen, changed nothing, and left no tail hinted. */
-  clean: boolean;
-}
-
-/**
- * A 64-bit hash of text fed piece by piece (two FNV-1a hashes over UTF-16 code units, with different offsets):
- * only to tell that two texts are the same, never for secrecy.
- */
-export class TextHash {
-  private a = 0x811c9dc5;
-  private b = 0x01000193;
-
-  add(text: string): this {
-    let a = this.a;
-    let b = this.b;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      a = Math.imul(a ^ c, 0x01000193);
-      b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
-    }
-    this.a = a;
-    this.b = b;
-    return this;
-  }
-
-  equals(other: TextHash): boolean {
-    return this.a === other.a && this.b === other.b;
-  }
-}
-
 /**
  * The recent text of one streamed field (at least its last STREAM_TAIL_CHARS characters, at most twice that),
  * and whether it holds any of PRESCREEN_LITERALS. Updated in place, chunk after chunk.
@@ -508,8 +475,6 @@ export class Redactor {
   private readonly textPair: RegExp;
   /** Per LLM exchange: per streamed field, the last characters seen (unredacted, in memory only). */
   private readonly streams = new Map<string, Map<string, StreamTail>>();
-  /** Per LLM exchange: the llm-chunk lines judged so far, until its http-end (bounded like `streams`). */
-  private readonly judged = new Map<string, JudgedLines>();
 
   constructor(rules: RedactRules = {}) {
     this.extraKeys = new Set((rules.keys ?? []).map(normalizeKey).filter((k) => k !== ''));
@@ -708,7 +673,7 @@ export class Redactor {
       if (key === 'raw' || key === 'body' || key === 'data') {
         const encoded = key === 'raw' ? record.rawEncoding : key === 'body' ? record.bodyEncoding : undefined;
         if (typeof value === 'string' && encoded !== 'base64' && !chunk) {
-          if (key === 'body' && streamBody) set(key, this.bodyJudgedClean(record, value) ? value : this.redactStreamBody(value));
+          if (key === 'body' && streamBody) set(key, this.redactStreamBody(value));
           else set(key, this.redactJsonText(value));
         }
       } else if (key === 'args' && Array.isArray(value) && value.every((a) => typeof a === 'string')) {
@@ -773,14 +738,12 @@ export class Redactor {
       }
     }
     if (typeof record.raw !== 'string') return;
-    const judged = this.judgedLines(streamKey);
     // The tap parsed most chunks already (RAW_PARSED): the same parse took 7 % of the inspector's time per chunk.
     let parsed: unknown = (record as Record<PropertyKey, unknown>)[RAW_PARSED];
     if (parsed === undefined) {
       try {
         parsed = JSON.parse(record.raw);
       } catch {
-        judged.clean = false;
         set('raw', this.redactPiece(tails, '#raw', record.raw));
         return;
       }
@@ -788,8 +751,6 @@ export class Redactor {
     const clean = !lineHoldsLiteral || this.passesPrescreen(record.raw);
     const next = this.redactStreamed(tails, parsed, '', clean);
     if (next !== parsed) set('raw', JSON.stringify(next));
-    judged.clean &&= clean && next === parsed && typeof parsed === 'object' && parsed !== null && !anyHinted(tails);
-    judged.hash.add(record.raw).add('\n');
   }
 
   /**
@@ -860,29 +821,6 @@ export class Redactor {
     const key = `${String(record.session ?? '')}\u0000${String(record.exchange ?? '')}`;
     this.lastStream = { session: record.session, exchange: record.exchange, key };
     return key;
-  }
-
-  /** The lines of `streamKey`'s stream judged so far as llm-chunks (see JudgedLines). */
-  private judgedLines(streamKey: string): JudgedLines {
-    let judged = this.judged.get(streamKey);
-    if (!judged) {
-      if (this.judged.size >= MAX_STREAMS) this.judged.delete(this.judged.keys().next().value as string);
-      judged = { hash: new TextHash(), clean: true };
-      this.judged.set(streamKey, judged);
-    }
-    return judged;
-  }
-
-  /**
-   * True when `body` (an http-end's NDJSON body) is exactly the lines already judged clean as its exchange's
-   * llm-chunks: redacting it again, line by line with fresh tails, would make the same decisions on the same
-   * text and change nothing. A token stream's body then costs a hash instead of a second parse of every line.
-   */
-  private bodyJudgedClean(record: Mutable, body: string): boolean {
-    const streamKey = this.streamKeyOf(record);
-    const judged = this.judged.get(streamKey);
-    this.judged.delete(streamKey);
-    return judged !== undefined && judged.clean && judged.hash.equals(new TextHash().add(body));
   }
 
   /**
@@ -1082,11 +1020,6 @@ function cutFieldOf(record: Mutable): string | undefined {
   if (key === undefined || (key === 'raw' && record.rawEncoding === 'base64')) return undefined;
   const value = record[key];
   return typeof value === 'string' && danglingSecretAt(value) !== -1 ? key : undefined;
-}
-
-function anyHinted(tails: Map<string, StreamTail>): boolean {
-  for (const tail of tails.values()) if (tail.hinted) return true;
-  return false;
 }
 
 /** SSE (`data:` lines) or NDJSON (several JSON lines): a body whose events are pieces of one stream. */
