@@ -10,6 +10,12 @@ export class ChunkBodies {
   /** The raws so far of each stream, by session and exchange. */
   private readonly lines = new Map<string, string[]>();
 
+  /**
+   * `maxStreams` bounds the streams held at once, for a reader that follows logs for hours (a stream cut off
+   * never sees its http-end): past it the oldest tenth is let go, and their http-ends get no body.
+   */
+  constructor(private readonly maxStreams = Infinity) {}
+
   /** Note an llm-chunk's raw; give an http-end that leaves its body to its chunks that body. */
   see(record: LogRecord): void {
     if (record.kind === 'llm-chunk') {
@@ -18,13 +24,25 @@ export class ChunkBodies {
       const key = streamKey(record.session, record.exchange);
       const lines = this.lines.get(key);
       if (lines) lines.push(record.raw);
-      else this.lines.set(key, [record.raw]);
+      else this.start(key, record.raw);
     } else if (record.kind === 'http-end') {
       const key = streamKey(record.session, record.exchange);
       const lines = this.lines.get(key);
       this.lines.delete(key);
       if (record.bodyInChunks !== undefined && lines?.length === record.bodyInChunks) record.body = `${lines.join('\n')}\n`;
     }
+  }
+
+  private start(key: string, raw: string): void {
+    // A tenth at once: dropping one at a time, each look at the Map's first key walks the entries deleted there.
+    if (this.lines.size >= this.maxStreams) {
+      let excess = Math.max(1, Math.floor(this.maxStreams / 10));
+      for (const oldest of this.lines.keys()) {
+        this.lines.delete(oldest);
+        if (--excess === 0) break;
+      }
+    }
+    this.lines.set(key, [raw]);
   }
 }
 

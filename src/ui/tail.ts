@@ -13,11 +13,14 @@ import { open, stat } from 'node:fs/promises';
 import type { LogRecord } from '../log/schema.js';
 import { parseRecordLine, type LogProblem } from '../log/reader.js';
 import { findLogFiles } from '../log/walk.js';
+import { ChunkBodies } from '../log/chunk-bodies.js';
 
 /** Most bytes read from one file per look, so a huge backlog is taken in steps and the server stays responsive. */
 const MAX_READ = 4 * 1024 * 1024;
 /** Most bytes read from all files in one look: a folder of many long logs is taken in steps too. */
 const MAX_LOOK = 16 * 1024 * 1024;
+/** Most LLM streams whose chunks are held for their http-end's body (chunk-bodies.ts). */
+const MAX_OPEN_STREAMS = 1024;
 
 interface FileState {
   offset: number;
@@ -54,6 +57,8 @@ export interface TailRecords {
 /** Reads new records from a log folder each time `poll` is called. */
 export class LogTail {
   private readonly files = new Map<string, FileState>();
+  /** An http-end that leaves its body to its chunks (log format v3) gets it back, as readLogs gives it. */
+  private readonly bodies = new ChunkBodies(MAX_OPEN_STREAMS);
   private first = true;
   /** Whether the last look left bytes unread (a file longer than one look takes). */
   behind = false;
@@ -174,6 +179,7 @@ export class LogTail {
         if (accept && !accept(line)) continue;
         const parsed = parseRecordLine(line);
         if (parsed && 'record' in parsed) {
+          this.bodies.see(parsed.record);
           out.records.push(parsed.record);
           out.bytes.push(Buffer.byteLength(line) + 1);
         } else if (parsed && state.lines !== undefined) this.options.onProblem?.({ file, line: state.lines, message: parsed.problem });

@@ -40,6 +40,21 @@ describe('LogTail', () => {
     expect((await tail.poll()).map((r) => r.seq)).toEqual([7]);
   });
 
+  it('gives an http-end that leaves its body to its chunks (log format v3) that body, as readLogs does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-tail-'));
+    dirs.push(dir);
+    const base = { v: 3, level: 30, session: 's', channel: 'ollama', label: 'x', exchange: 'x1', msg: 'm' };
+    const line = (seq: number, fields: Record<string, unknown>, raw?: string) => `${JSON.stringify({ ...base, seq, time: 1_780_000_000_000 + seq, ...fields }).slice(0, -1)}${raw === undefined ? '' : `,"raw":${raw}`}}\n`;
+    const raws = ['{"message":{"content":"Hi"},"done":false}', '{"message":{"content":""},"done":true}'];
+    const chunk = (seq: number) => line(seq, { kind: 'llm-chunk', dir: 's2c', sinceMs: seq }, raws[seq]);
+    writeFileSync(join(dir, 'a.ndjson'), chunk(0));
+    const tail = new LogTail(dir);
+    await tail.poll();
+    appendFileSync(join(dir, 'a.ndjson'), chunk(1) + line(2, { kind: 'http-end', method: 'POST', path: '/api/chat', outcome: 'complete', reqBytes: 2, resBytes: 80, durationMs: 3, bodyInChunks: 2 }));
+    const end = (await tail.poll()).find((r) => r.kind === 'http-end') as { body?: string };
+    expect(end.body).toBe(`${raws.join('\n')}\n`);
+  });
+
   it('waits for a folder that does not exist yet', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-tail-'));
     dirs.push(dir);

@@ -52,6 +52,16 @@ describe('ChunkBodies: the reader puts the body back', () => {
     expect(last).not.toHaveProperty('body');
   });
 
+  it('not for a stream let go to keep the streams held within their bound', () => {
+    const bodies = new ChunkBodies(10);
+    const kept = end(1, 'x10');
+    const first = end(1, 'x0');
+    for (let i = 0; i <= 10; i++) bodies.see(chunk(A, `x${i}`));
+    for (const r of [first, kept]) bodies.see(r);
+    expect(first).not.toHaveProperty('body');
+    expect((kept as { body?: string }).body).toBe(`${A}\n`);
+  });
+
   it('from raws as a v3 line carries them: the frame\u2019s exact text, JSON or not', () => {
     const line = (raw: string, asJson: boolean) => `{"v":3,"seq":1,"level":30,"session":"s","channel":"ollama","label":"l","time":1,"kind":"llm-chunk","dir":"s2c","exchange":"x1","sinceMs":1,"msg":"m","raw":${asJson ? raw : JSON.stringify(raw)}}`;
     const spaced = '{ "done" : true }';
