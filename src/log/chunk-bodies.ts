@@ -5,6 +5,7 @@
  * rather than a wrong one.
  */
 import type { LogRecord } from './schema.js';
+import { setBounded } from '../session/recent-map.js';
 
 export class ChunkBodies {
   /** The raws so far of each stream, by session and exchange. */
@@ -24,25 +25,13 @@ export class ChunkBodies {
       const key = streamKey(record.session, record.exchange);
       const lines = this.lines.get(key);
       if (lines) lines.push(record.raw);
-      else this.start(key, record.raw);
+      else setBounded(this.lines, key, [record.raw], this.maxStreams);
     } else if (record.kind === 'http-end') {
       const key = streamKey(record.session, record.exchange);
       const lines = this.lines.get(key);
       this.lines.delete(key);
       if (record.bodyInChunks !== undefined && lines?.length === record.bodyInChunks) record.body = `${lines.join('\n')}\n`;
     }
-  }
-
-  private start(key: string, raw: string): void {
-    // A tenth at once: dropping one at a time, each look at the Map's first key walks the entries deleted there.
-    if (this.lines.size >= this.maxStreams) {
-      let excess = Math.max(1, Math.floor(this.maxStreams / 10));
-      for (const oldest of this.lines.keys()) {
-        this.lines.delete(oldest);
-        if (--excess === 0) break;
-      }
-    }
-    this.lines.set(key, [raw]);
   }
 }
 
