@@ -26,7 +26,8 @@ describe('ChunkedBody: are the chunks the whole body?', () => {
   it('no, when a line is no chunk, the last line has no newline, or a CR was taken off', () => {
     expect(carriers(`${A}\n\n${B}\n`, [A, '', B], [true, false, true])).toBe(0);
     expect(carriers(`${A}\n${B}`, [A, B], undefined, true)).toBe(0);
-    // `a\r\nb` framed as `a` and `b` (b without its newline) counts as many characters as `a\nb\n`.
+    // A CR taken off before a newline makes the body longer than its lines. With an unended last line too
+    // (`a\r\nb` framed as `a` and `b`) the lengths agree, and broken() is what refuses it.
     expect(carriers(`${A}\r\n${B}`, [A, B], undefined, true)).toBe(0);
     expect(carriers(`${A}\r\n${B}\n`, [A, B])).toBe(0);
     expect(carriers('', [])).toBe(0);
