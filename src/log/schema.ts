@@ -11,7 +11,7 @@ import type { PeerInfo } from '../protocols/mcp.js';
 import type { HeaderMismatch } from '../protocols/mcp-headers.js';
 
 /** Version written as `v` on every record. */
-export const LOG_FORMAT_VERSION = 3;
+export const LOG_FORMAT_VERSION = 4;
 
 /** Every kind of record a log may hold. */
 export type RecordKind =
@@ -298,6 +298,13 @@ export interface HttpEndRecord extends RecordBase {
    * of it. The reader puts `body` back (chunk-bodies.ts); a reader that lacks some of those records gives none.
    */
   bodyInChunks?: number;
+  /**
+   * In the log (v4): no `body`, because this many of the exchange's llm-chunk records carry it, each the data
+   * (and `event`) of an SSE event of it, written as sseEventText writes it. Put back as `bodyInChunks` is.
+   */
+  bodyInEvents?: number;
+  /** With bodyInEvents: how the body's lines end, when not `\n` (Gemini's `\r\n`). */
+  eventLineEnd?: '\r\n';
   /** Response chunk boundaries as `[msSinceResponseHeaders, byteLength]`, for replay with recorded spacing (bounded). */
   chunks?: [number, number][];
   /** What went wrong, for outcomes other than complete. */
@@ -371,6 +378,8 @@ export interface LlmChunkRecord extends RecordBase {
   sinceMs: number;
   /** The chunk's text as sent (one NDJSON line, or one SSE event's data). */
   raw: string;
+  /** An SSE event's `event:` field (Anthropic names each event), when it had one. */
+  event?: string;
   /** Text this chunk adds to the answer, if any. */
   delta?: string;
 }

@@ -58,6 +58,8 @@ const SHAPES: Record<string, Shape> = {
     'bodyEncoding?': 'string',
     'bodyTruncated?': 'boolean',
     'bodyInChunks?': 'number',
+    'bodyInEvents?': 'number',
+    'eventLineEnd?': 'string',
     'chunks?': 'chunk-marks',
     'error?': 'error',
     'uninspectedBytes?': 'number',
@@ -65,7 +67,7 @@ const SHAPES: Record<string, Shape> = {
   },
   sse: { exchange: 'string', 'event?': 'string', 'id?': 'string', 'retry?': 'number', 'data?': 'string', 'comment?': 'string' },
   'llm-request': { exchange: 'string', endpoint: 'string', stream: 'boolean', messageCount: 'number', tools: 'strings', toolResults: 'tool-results', 'model?': 'string', 'historyToolCalls?': 'tool-calls', 'prompt?': 'string' },
-  'llm-chunk': { exchange: 'string', sinceMs: 'number', raw: 'string', 'delta?': 'string' },
+  'llm-chunk': { exchange: 'string', sinceMs: 'number', raw: 'string', 'event?': 'string', 'delta?': 'string' },
   'llm-response': {
     exchange: 'string',
     endpoint: 'string',

@@ -29,7 +29,7 @@ import {
 } from '../protocols/detect.js';
 import { McpSession } from './mcp-session.js';
 import { LlmTurn } from './llm-turn.js';
-import { ChunkedBody } from './chunked-body.js';
+import { ChunkedBody, ChunkedEvents } from './chunked-body.js';
 import { Correlator, roundMs } from './correlator.js';
 import { formatMs } from './annotate.js';
 import { peerInfo, preview } from '../protocols/mcp.js';
@@ -225,6 +225,8 @@ export class HttpExchange {
   private lines: LineFramer | undefined;
   /** For an NDJSON body: whether its llm-chunk records carry it whole (chunked-body.ts). */
   private chunked: ChunkedBody | undefined;
+  /** For an LLM's SSE body: whether its llm-chunk records carry it whole. */
+  private chunkedEvents: ChunkedEvents | undefined;
   private array: JsonArrayFramer | undefined;
   private decoder: BodyDecoder | undefined;
   private afterDecode: (() => void) | undefined;
@@ -330,6 +332,7 @@ export class HttpExchange {
       if (type === 'text/event-stream') {
         this.framing = 'sse';
         this.sse = new SseFramer({ maxEventBytes: this.observer.maxBody });
+        if (this.llm) this.chunkedEvents = new ChunkedEvents(this.observer.maxBody);
       } else if (type === 'application/x-ndjson' || (this.llm && this.channel === 'ollama' && type !== 'application/json' && status < 400)) {
         this.framing = 'ndjson';
         this.lines = new LineFramer({ dir: 's2c', maxFrameBytes: this.observer.maxBody });
@@ -479,7 +482,8 @@ export class HttpExchange {
 
   private onSse(item: SseItem, time: number, mono: number): void {
     if (this.llm) {
-      if (item.type === 'event') this.llm.frame(item.data ?? '', item.event, time, mono);
+      if (item.type === 'event') this.chunkedEvents?.event(item.data ?? '', item.event, this.llm.frame(item.data ?? '', item.event, time, mono));
+      else this.chunkedEvents?.broken();
       return;
     }
     if (item.type === 'event' && item.event === 'endpoint' && item.data !== undefined && !this.mcp) {
@@ -604,11 +608,15 @@ export class HttpExchange {
     } else complete();
   }
 
-  /** The http-end's body fields, or `bodyInChunks` when its llm-chunk records carry the whole body. */
-  private responseBodyFields(body: CapturedBody): Pick<HttpEndRecord, 'body' | 'bodyEncoding' | 'bodyTruncated' | 'bodyInChunks'> {
+  /** The http-end's body fields, or `bodyInChunks` / `bodyInEvents` when its llm-chunk records carry it whole. */
+  private responseBodyFields(body: CapturedBody): Pick<HttpEndRecord, 'body' | 'bodyEncoding' | 'bodyTruncated' | 'bodyInChunks' | 'bodyInEvents' | 'eventLineEnd'> {
     const whole = body.body !== undefined && !body.truncated && !body.bodyEncoding && this.uninspectedBytes === 0;
-    const carriers = whole && this.chunked ? this.chunked.carriers(body.body!) : 0;
-    return carriers > 0 ? { bodyInChunks: carriers } : bodyFields(body);
+    if (!whole) return bodyFields(body);
+    const lines = this.chunked?.carriers(body.body!) ?? 0;
+    if (lines > 0) return { bodyInChunks: lines };
+    const events = this.chunkedEvents?.carriers(body.body!);
+    if (events === undefined) return bodyFields(body);
+    return events.lineEnd === '\n' ? { bodyInEvents: events.events } : { bodyInEvents: events.events, eventLineEnd: events.lineEnd };
   }
 
   private write(draft: RecordDraft): void {

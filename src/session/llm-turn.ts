@@ -118,6 +118,7 @@ export class LlmTurn {
         msg: chunkSentence(info, info.completedCalls !== undefined ? this.assembler.result().toolCalls[info.completedCalls - 1]?.name : undefined),
       };
       // Assigned, not spread in: this runs for every chunk of every stream, and spreading costs twice the time.
+      if (event !== undefined) draft.event = event;
       if (info.delta) draft.delta = info.delta;
       if (info.json) draft[RAW_PARSED] = info.json;
       this.sink.write(draft);

@@ -206,6 +206,20 @@ describe('@anthropic-ai/sdk and @google/genai through mcptap http', () => {
     }
   });
 
+  it('leaves each SSE stream\u2019s body to its chunk records, and reads it back as the upstream sent it', async () => {
+    const lines = logText.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
+    const ends = lines.filter((r) => r.kind === 'http-end' && r.bodyInEvents !== undefined);
+    // Anthropic's three streams (named events) and Gemini's two alt=sse streams; the JSON array keeps its body.
+    expect(ends.map((r) => r.channel).sort()).toEqual(['anthropic', 'anthropic', 'anthropic', 'gemini', 'gemini']);
+    for (const end of ends) expect(end).not.toHaveProperty('body');
+    const anthropicChunk = lines.find((r) => r.kind === 'llm-chunk' && r.channel === 'anthropic');
+    expect(anthropicChunk!.event).toBe('message_start');
+    for (const [channel, name] of [['anthropic', 'anthropic/turn1.response.sse'], ['gemini', 'gemini/turn1.response.sse']] as const) {
+      const read = records.find((r) => r.kind === 'http-end' && r.exchange === ends.find((e) => e.channel === channel)!.exchange)!;
+      expect(read.body, channel).toBe(readFileSync(join('fixtures', name), 'utf8'));
+    }
+  });
+
   it('mcptap check passes the clean run', async () => {
     const { code, stdout } = await check(logDir);
     expect(stdout).toContain('PASS');

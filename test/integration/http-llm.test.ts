@@ -170,17 +170,21 @@ describe('Ollama and OpenAI clients through mcptap', () => {
     expect(String(streamed!.body)).toContain('"done":true');
   });
 
-  it('leaves a streamed Ollama body to its chunk records, and reads it back byte for byte', async () => {
+  it('leaves streamed bodies to their chunk records (Ollama lines, OpenAI events), and reads them back byte for byte', async () => {
     const lines = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
-    const ends = lines.filter((r) => r.kind === 'http-end' && r.bodyInChunks !== undefined);
-    // The two Ollama streams; OpenAI's SSE bodies are not lines of their chunks, so they keep theirs.
-    expect(ends.map((r) => r.path)).toEqual(['/api/chat', '/api/chat']);
+    const ends = lines.filter((r) => r.kind === 'http-end' && (r.bodyInChunks !== undefined || r.bodyInEvents !== undefined));
+    // Ollama's two streams; OpenAI's two, and the SDK's stream helper.
+    expect(ends.map((r) => `${r.path} ${r.bodyInChunks !== undefined ? 'lines' : 'events'}`)).toEqual([...Array(2).fill('/api/chat lines'), ...Array(3).fill('/v1/chat/completions events')]);
     for (const end of ends) expect(end).not.toHaveProperty('body');
-    expect(lines.some((r) => r.kind === 'http-end' && r.path === '/v1/chat/completions' && typeof r.body === 'string' && r.body.startsWith('data: '))).toBe(true);
-    const sent = await fetch(`${upstream.url}/api/chat`, { method: 'POST', body: JSON.stringify({ ...ollamaTurn1, stream: true }) });
-    const read = records.find((r) => r.kind === 'http-end' && r.exchange === ends[0]!.exchange)!;
-    expect(read.body).toBe(await sent.text());
-    expect(read.bodyInChunks).toBe(records.filter((r) => r.kind === 'llm-chunk' && r.exchange === ends[0]!.exchange).length);
+    const served = [
+      await fetch(`${upstream.url}/api/chat`, { method: 'POST', body: JSON.stringify({ ...ollamaTurn1, stream: true }) }),
+      await fetch(`${upstream.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...openaiTurn1, stream: true, stream_options: { include_usage: true } }) }),
+    ];
+    for (const [i, end] of [ends[0]!, ends[2]!].entries()) {
+      const read = records.find((r) => r.kind === 'http-end' && r.exchange === end.exchange)!;
+      expect(read.body).toBe(await served[i]!.text());
+      expect(read.bodyInChunks ?? read.bodyInEvents).toBe(records.filter((r) => r.kind === 'llm-chunk' && r.exchange === end.exchange).length);
+    }
   });
 });
 

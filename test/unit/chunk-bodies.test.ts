@@ -1,10 +1,13 @@
 /**
- * An NDJSON stream's body left to its llm-chunk records (log format v3): the tap leaves it out only when the
- * chunks' raws, each with its newline, are exactly the body; the reader puts it back only when it has them all.
+ * A stream's body left to its llm-chunk records: an NDJSON body (log format v3) when the chunks' raws, each
+ * with its newline, are exactly the body; an SSE body (v4) when the chunks' events, written as sseEventText
+ * writes them, are. The reader puts the body back only when it has every chunk.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ChunkedBody } from '../../src/session/chunked-body.js';
+import { ChunkedBody, ChunkedEvents } from '../../src/session/chunked-body.js';
 import { ChunkBodies } from '../../src/log/chunk-bodies.js';
+import { SseFramer, type SseEvent } from '../../src/framing/sse.js';
 import { parseRecordLine } from '../../src/log/reader.js';
 import type { LogRecord } from '../../src/log/schema.js';
 
@@ -34,9 +37,54 @@ describe('ChunkedBody: are the chunks the whole body?', () => {
   });
 });
 
+/**
+ * How many chunks carry an SSE body, its events as the tap's framer gives them (each carried by a chunk unless
+ * said), and how its lines end; 0 when they do not carry it.
+ */
+function eventCarriers(body: string, carried: (event: SseEvent) => boolean = () => true): number | [number, string] {
+  const framer = new SseFramer({ maxEventBytes: 1 << 20 });
+  const chunked = new ChunkedEvents(1 << 20);
+  for (const item of [...framer.push(Buffer.from(body)), ...framer.end()]) {
+    if (item.type === 'event') chunked.event(item.data ?? '', item.event, carried(item));
+    else chunked.broken();
+  }
+  const events = chunked.carriers(body);
+  return events === undefined ? 0 : events.lineEnd === '\n' ? events.events : [events.events, events.lineEnd];
+}
+
+const fixture = (name: string) => readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), 'utf8');
+
+describe('ChunkedEvents: are the chunks the whole SSE body?', () => {
+  it('yes, for the streams OpenAI, Anthropic (named events) and Gemini (CRLF) send', () => {
+    for (const name of ['openai/turn1.response.sse', 'anthropic/turn1.response.sse']) {
+      const body = fixture(name);
+      expect(eventCarriers(body), name).toBe(body.split('\n\n').length - 1);
+    }
+    const gemini = fixture('gemini/turn2.response.sse');
+    expect(eventCarriers(gemini)).toEqual([gemini.split('\r\n\r\n').length - 1, '\r\n']);
+    expect(eventCarriers('data: line one\ndata: line two\n\n')).toBe(1);
+  });
+
+  it('no, for any other form of the same events, an event no chunk carries, or a comment', () => {
+    for (const body of ['data: {"a":1}\r\n\n', 'data: {"a":1}\r\r', 'data:{"a":1}\n\n', 'id: 7\ndata: {"a":1}\n\n', 'retry: 10\ndata: {"a":1}\n\n', 'data: {"a":1}\n', ': keep-alive\n\ndata: {"a":1}\n\n', 'data: {"a":1}\n\n\n']) {
+      expect(eventCarriers(body), JSON.stringify(body)).toBe(0);
+    }
+    expect(eventCarriers('data: {"a":1}\n\ndata: {"b":2}\n\n', (event) => event.data !== '{"b":2}')).toBe(0);
+    expect(eventCarriers('')).toBe(0);
+  });
+
+  it('no, once the events outgrow what a kept body holds (they are let go, not kept)', () => {
+    const chunked = new ChunkedEvents(10);
+    chunked.event('0123456789', undefined, true);
+    chunked.event('x', undefined, true);
+    expect(chunked.carriers('data: 0123456789\n\ndata: x\n\n')).toBeUndefined();
+  });
+});
+
 const record = (fields: Record<string, unknown>): LogRecord => ({ v: 3, seq: 0, level: 30, time: 1, session: 's', channel: 'ollama', label: 'l', ...fields }) as unknown as LogRecord;
 const chunk = (raw: string, exchange = 'x1') => record({ kind: 'llm-chunk', dir: 's2c', exchange, sinceMs: 1, raw, msg: 'm' });
 const end = (bodyInChunks: number, exchange = 'x1') => record({ kind: 'http-end', exchange, method: 'POST', path: '/api/chat', outcome: 'complete', reqBytes: 1, resBytes: 90, durationMs: 2, msg: 'm', bodyInChunks });
+const sseEnd = (bodyInEvents: number, eventLineEnd?: string) => record({ kind: 'http-end', exchange: 'x1', method: 'POST', path: '/v1/messages', outcome: 'complete', reqBytes: 1, resBytes: 90, durationMs: 2, msg: 'm', bodyInEvents, ...(eventLineEnd ? { eventLineEnd } : {}) });
 
 describe('ChunkBodies: the reader puts the body back', () => {
   it('from the raws of its own exchange, in order, each with its newline', () => {
@@ -71,5 +119,30 @@ describe('ChunkBodies: the reader puts the body back', () => {
     const last = end(3);
     for (const r of [...parsed, last]) bodies.see(r);
     expect((last as { body?: string }).body).toBe(`${A}\n${spaced}\nnot json\n`);
+  });
+
+  it('for an SSE stream, from each chunk\u2019s event and data, as the stream sent them', () => {
+    const bodies = new ChunkBodies();
+    const last = sseEnd(2);
+    const records = [record({ kind: 'llm-chunk', dir: 's2c', exchange: 'x1', sinceMs: 1, raw: '{"type":"ping"}', event: 'ping', msg: 'm' }), chunk('[DONE]'), last];
+    for (const r of records) bodies.see(r);
+    expect((last as { body?: string }).body).toBe('event: ping\ndata: {"type":"ping"}\n\ndata: [DONE]\n\n');
+  });
+
+  it('for an SSE stream whose lines end in CRLF, with CRLF', () => {
+    const bodies = new ChunkBodies();
+    const last = sseEnd(1, '\r\n');
+    for (const r of [chunk('{"candidates":[]}'), last]) bodies.see(r);
+    expect((last as { body?: string }).body).toBe('data: {"candidates":[]}\r\n\r\n');
+  });
+
+  it('for an SSE stream, not at all when a chunk is missing or its line end is one this reader does not know', () => {
+    const bodies = new ChunkBodies();
+    const last = sseEnd(2);
+    for (const r of [chunk('[DONE]'), last]) bodies.see(r);
+    expect(last).not.toHaveProperty('body');
+    const odd = sseEnd(1, '\r');
+    for (const r of [chunk('[DONE]'), odd]) bodies.see(r);
+    expect(odd).not.toHaveProperty('body');
   });
 });
