@@ -1,5 +1,5 @@
 // Many streaming clients at once, side by side: `clients` clients loop over paced Ollama-shaped streams (50
-// chunks 10 ms apart, bench/ndjson-upstream.mjs) through a bare http-proxy, then through `mcptap http` with
+// chunks 10 ms apart, bench/stream-upstream.mjs) through a bare http-proxy, then through `mcptap http` with
 // full logging. Per relay: chunk lag (the upstream stamps each chunk as it writes it; the client notes when it
 // arrives), time to first byte, and the relay's peak RSS. Run: node bench/clients.mjs [clients] [seconds]
 import { spawn } from 'node:child_process';
@@ -39,7 +39,7 @@ function turn(port, agent, lags) {
       let tail = '';
       res.setEncoding('utf8');
       res.on('data', (text) => {
-        const now = Number(process.hrtime.bigint()) / 1e6; // the upstream's clock: see ndjson-upstream.mjs
+        const now = Number(process.hrtime.bigint()) / 1e6; // the upstream's clock: see stream-upstream.mjs
         if (!first) first = performance.now();
         const parts = (tail + text).split('\n');
         tail = parts.pop();
@@ -88,7 +88,7 @@ async function load(port, pid, clients, seconds) {
 
 /** The bare http-proxy, then mcptap http, each under the same load against one upstream. */
 export async function runClientsBenchmark({ clients = 100, seconds = 15 } = {}) {
-  const upstream = await startAndWait([join(here, 'ndjson-upstream.mjs')], /^(\d+)/m, 'stdout');
+  const upstream = await startAndWait([join(here, 'stream-upstream.mjs')], /^(\d+)/m, 'stdout');
   const target = `http://127.0.0.1:${upstream.port}`;
   const logDir = mkdtempSync(join(tmpdir(), 'mcptap-clients-'));
   const rows = [];

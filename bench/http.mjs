@@ -92,7 +92,7 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
   const logDir = mkdtempSync(join(tmpdir(), 'mcptap-bench-http-'));
   const children = [];
   try {
-    const upstream = await startPrintingPort(process.execPath, [join(here, 'ndjson-upstream.mjs')]);
+    const upstream = await startPrintingPort(process.execPath, [join(here, 'stream-upstream.mjs')]);
     children.push(upstream.child);
     const target = `http://127.0.0.1:${upstream.port}`;
     const subjects = [{ name: 'direct', port: upstream.port }];
@@ -125,12 +125,14 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
     const rounds = quick ? 1 : 3;
     const streamN = 2000;
     const stream = new Map(subjects.map((s) => [s, []]));
+    const sse = new Map(subjects.map((s) => [s, []]));
     const alone = new Map(subjects.map((s) => [s, []]));
     const paced = new Map(subjects.map((s) => [s, []]));
     const pids = subjects.map((s) => s.pid ?? upstream.child.pid);
     for (const subject of subjects) {
       const base = `http://127.0.0.1:${subject.port}`;
       for (let i = 0; i < (quick ? 1 : 3); i++) await fetchTimed(`${base}/api/chat?mode=stream&n=${streamN}`);
+      for (let i = 0; i < (quick ? 1 : 3); i++) await fetchTimed(`${base}/v1/chat/completions?mode=stream&n=${streamN}`);
       await fetchTimed(`${base}/api/chat?mode=paced&n=50&ms=5`);
     }
     for (let round = 0; round < rounds; round++) {
@@ -138,6 +140,8 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
         const base = `http://127.0.0.1:${subject.port}`;
         await untilIdle([...pids, upstream.child.pid]);
         for (let i = 0; i < runs; i++) stream.get(subject).push(await fetchTimed(`${base}/api/chat?mode=stream&n=${streamN}`));
+        await untilIdle([...pids, upstream.child.pid]);
+        for (let i = 0; i < runs; i++) sse.get(subject).push(await fetchTimed(`${base}/v1/chat/completions?mode=stream&n=${streamN}`));
         await untilIdle([...pids, upstream.child.pid]);
         for (let i = 0; i < runs; i++) paced.get(subject).push(await fetchTimed(`${base}/api/chat?mode=paced&n=50&ms=5`));
         // The same stream alone, as a chat turn comes: each one once every process has gone idle. Back to back,
@@ -152,6 +156,7 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
     const rows = subjects.map((subject) => ({
       subject: subject.name,
       streamMs: median(stream.get(subject).map((r) => r.totalMs)),
+      sseStreamMs: median(sse.get(subject).map((r) => r.totalMs)),
       aloneStreamMs: median(alone.get(subject).map((r) => r.totalMs)),
       pacedTtfbMs: median(paced.get(subject).map((r) => r.ttfbMs)),
       pacedMaxGapMs: median(paced.get(subject).map((r) => r.maxGapMs)),

@@ -3,7 +3,7 @@
 //
 //   node bench/load.mjs [--clients 100] [--seconds 60] [--chunks 50] [--ms 10] [--no-chunks]
 //
-// Each client loops: POST /api/chat to bench/ndjson-upstream.mjs through mcptap (Ollama-shaped NDJSON, `--chunks`
+// Each client loops: POST /api/chat to bench/stream-upstream.mjs through mcptap (Ollama-shaped NDJSON, `--chunks`
 // chunks `--ms` apart, so every request is a streamed LLM turn that mcptap reassembles and logs chunk by chunk),
 // reads the reply to the end and checks it is the whole stream. mcptap's resident memory is sampled every
 // second from /proc (ps elsewhere). Prints requests, errors, latency percentiles and the memory series; the
@@ -90,7 +90,7 @@ function turn(port) {
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 async function main() {
-  const upstream = await startAndWait(process.execPath, [join(here, 'ndjson-upstream.mjs')], /^(\d+)/m, 'stdout');
+  const upstream = await startAndWait(process.execPath, [join(here, 'stream-upstream.mjs')], /^(\d+)/m, 'stdout');
   const upstreamPort = Number(upstream.match[1]);
   const logDir = mkdtempSync(join(tmpdir(), 'mcptap-load-'));
   const mcptap = await startAndWait(

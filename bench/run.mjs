@@ -121,13 +121,15 @@ const rows = httpResult.rows;
 const bareProxy = rows.find((r) => r.subject === 'bare http-proxy');
 const directHttp = rows.find((r) => r.subject === 'direct');
 const httpTable = table(
-  ['http', '2000-chunk streams, back to back: ms', 'vs bare http-proxy', 'one stream, from idle: ms', 'vs bare http-proxy', 'paced: first byte ms', 'vs direct', 'paced: largest gap ms', 'chunks seen (of 51)', `${httpResult.bigStreamMb} MiB stream MB/s`, 'peak RSS'],
+  ['http', '2000-chunk streams, back to back: ms', 'vs bare http-proxy', 'one stream, from idle: ms', 'vs bare http-proxy', '2000-event SSE streams, back to back: ms', 'vs bare http-proxy', 'paced: first byte ms', 'vs direct', 'paced: largest gap ms', 'chunks seen (of 51)', `${httpResult.bigStreamMb} MiB stream MB/s`, 'peak RSS'],
   rows.map((r) => [
     r.subject,
     fmt(r.streamMs),
     ratio(r.streamMs, bareProxy.streamMs),
     fmt(r.aloneStreamMs),
     ratio(r.aloneStreamMs, bareProxy.aloneStreamMs),
+    fmt(r.sseStreamMs),
+    ratio(r.sseStreamMs, bareProxy.sseStreamMs),
     fmt(r.pacedTtfbMs, 2),
     r.subject === 'direct' ? '–' : `+${fmt(r.pacedTtfbMs - directHttp.pacedTtfbMs, 2)}`,
     fmt(r.pacedMaxGapMs, 2),
@@ -182,14 +184,15 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
   beside the 512-frame burst above); and a flood of 200,000 small requests written at once into \`cat\`
   (400,000 frames both ways): when the last byte is back, how long the process takes to exit after it (for
   mcptap: the log complete), the frames its log holds, its peak RSS. The median of three rounds.
-- **http**: an NDJSON upstream shaped like Ollama's /api/chat (bench/ndjson-upstream.mjs, one short word per
+- **http**: an NDJSON upstream shaped like Ollama's /api/chat (bench/stream-upstream.mjs, one short word per
   chunk) reached directly; through a bare http-proxy (bench/bare-http-proxy.mjs); through \`mcptap http\` with
   full logging and a record per chunk; and through mitmdump in reverse mode recording flows, where installed.
   Each relay is first warmed up with three 2000-chunk streams and a paced one (a fresh Node process is slow until
   V8 has compiled its code, and mcptap has more code to compile); then three rounds take turns, each relay's seven
   runs starting once every process has gone idle. The figures are medians of all 21 runs. The 2000-chunk stream
   is timed twice: seven back to back, where each stream also pays for what a relay still does for the ones
-  before it, and one at a time, each once every process has gone idle, as a chat turn comes.
+  before it, and one at a time, each once every process has gone idle, as a chat turn comes. The same 2000
+  chunks as OpenAI's SSE events (/v1/chat/completions, then \`data: [DONE]\`) are timed back to back too.
 - **many clients** (bench/clients.mjs): 100 clients loop over paced streams (50 chunks 10 ms apart) through a bare
   http-proxy, then through \`mcptap http\`, 15 s each after 2 s of warm-up; the upstream stamps each chunk as it
   writes it, so chunk lag is the time from that write to the client's read. Three rounds, the round with the

@@ -19,6 +19,7 @@ export type { LogRecord, RecordDraft, RecordSink, RecordKind } from './log/schem
 export { LogWriter } from './log/writer.js';
 export { resolveLogDir, logFileName, labelFromCommand } from './log/location.js';
 export { readLogs, readAllRecords, readLogFile, listLogFiles, parseRecordLine, holdsLlmCalls } from './log/reader.js';
+export { ChunkBodies } from './log/chunk-bodies.js';
 export { Spool } from './log/spool.js';
 export type { SourcedRecord, LogProblem } from './log/reader.js';
 

@@ -78,7 +78,11 @@ export async function listLogFiles(paths: readonly string[], options: Pick<ReadL
   return files;
 }
 
-/** Parse one line of a log into a record (migrated to the current version), or say why it is not one. */
+/**
+ * Parse one line of a log into a record (migrated to the current version), or say why it is not one. One line
+ * alone cannot give a stream's http-end its body when its chunks carry it (`bodyInChunks`, `bodyInEvents`):
+ * readLogs puts it back, and so does a ChunkBodies fed every record in log order.
+ */
 export function parseRecordLine(line: string): { record: LogRecord } | { problem: string } | undefined {
   if (line.trim() === '') return undefined;
   let value: unknown;

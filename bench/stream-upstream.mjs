@@ -1,8 +1,9 @@
 // An upstream for the HTTP benchmarks, run as its own process: streams NDJSON shaped like Ollama's chat chunks,
-// at Ollama's path so a tap sees an Ollama chat turn (request body is read and ignored). Each chunk carries one
-// short word, as a model's tokens do (a word like "token" or "key" in every chunk would send every chunk down
-// redaction's slow path, which real text does only now and then).
+// at Ollama's path so a tap sees an Ollama chat turn (request body is read and ignored), and SSE shaped like
+// OpenAI's at OpenAI's. Each chunk carries one short word, as a model's tokens do (a word like "token" or "key"
+// in every chunk would send every chunk down redaction's slow path, which real text does only now and then).
 //   POST /api/chat?mode=stream&n=2000     n chunks written back to back (throughput)
+//   POST /v1/chat/completions?mode=stream&n=2000   the same as OpenAI's SSE events, then `data: [DONE]`
 //   POST /api/chat?mode=paced&n=50&ms=5   n chunks, one every ms milliseconds (time to first byte, gaps);
 //                                         with &stamp=1 each chunk says when it was written (`sent`, ms of the
 //                                         machine's monotonic clock, which every process reads alike)
@@ -16,11 +17,20 @@ const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
 const chunk = (i, sent) => `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: ` word${i}` }, done: false, ...(sent ? { sent } : {}) })}\n`;
 const last = `${JSON.stringify({ model: 'bench', created_at: '2026-11-29T00:00:00Z', message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', eval_count: 1, eval_duration: 1000 })}\n`;
 
+const event = (i, finish) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1764547200, model: 'bench', choices: [{ index: 0, delta: finish ? {} : { content: ` word${i}` }, finish_reason: finish ? 'stop' : null }] })}\n\n`;
+
+async function streamEvents(res, n) {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  for (let i = 0; i < n; i++) if (!res.write(event(i, false))) await new Promise((r) => res.once('drain', r));
+  res.end(`${event(n, true)}data: [DONE]\n\n`);
+}
+
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   const mode = url.searchParams.get('mode');
   const n = Number(url.searchParams.get('n') ?? 50);
   for await (const _ of req); // the request body is not needed
+  if (url.pathname === '/v1/chat/completions') return streamEvents(res, n);
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
   if (mode === 'stream') {
     for (let i = 0; i < n; i++) if (!res.write(chunk(i))) await new Promise((r) => res.once('drain', r));
