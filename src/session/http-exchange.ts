@@ -482,8 +482,10 @@ export class HttpExchange {
 
   private onSse(item: SseItem, time: number, mono: number): void {
     if (this.llm) {
-      if (item.type === 'event') this.chunkedEvents?.event(item.data ?? '', item.event, this.llm.frame(item.data ?? '', item.event, time, mono));
-      else this.chunkedEvents?.broken();
+      if (item.type === 'event') {
+        const data = item.data ?? '';
+        this.chunkedEvents?.event(data, item.event, this.llm.frame(data, item.event, time, mono));
+      } else this.chunkedEvents?.broken();
       return;
     }
     if (item.type === 'event' && item.event === 'endpoint' && item.data !== undefined && !this.mcp) {
