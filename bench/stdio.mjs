@@ -1,5 +1,6 @@
 // stdio benchmarks, side by side in one run: the echo server spawned directly, behind a bare Node pipe relay
-// (the floor for any Node wrapper), and behind mcptap with full logging. Run: node bench/stdio.mjs, or
+// (the floor for any Node wrapper), behind the same relay writing all it relays to a file (the floor for one
+// that logs), and behind mcptap with full logging. Run: node bench/stdio.mjs, or
 // node bench/stdio.mjs --sustained [rounds] for the sustained 64 KiB flood alone.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -13,12 +14,16 @@ const ECHO = join(here, 'echo-server.mjs');
 const BARE = join(here, 'bare-relay.mjs');
 const MCPTAP = join(here, '..', 'bin', 'mcptap.js');
 
-/** The three ways to reach a server (the echo server by default). `logDir` receives mcptap's logs. */
+/** The bare relay that also writes every byte it relays to a file. */
+export const BARE_TEE = 'bare relay, writing what it relays to a file';
+
+/** The ways to reach a server (the echo server by default). `logDir` receives mcptap's logs and the tee's file. */
 export function stdioSubjects(logDir, server = [process.execPath, ECHO]) {
   const [command, ...args] = server;
   return [
     { name: 'direct', command, args },
     { name: 'bare relay', command: process.execPath, args: [BARE, '--', ...server] },
+    { name: BARE_TEE, command: process.execPath, args: [BARE, '--tee', join(logDir, 'relayed.tee'), '--', ...server] },
     { name: 'mcptap (full logging)', command: process.execPath, args: [MCPTAP, '--log-dir', logDir, '--', ...server] },
   ];
 }
@@ -327,7 +332,8 @@ export async function runSustained(rounds = 5, frames = 1500) {
       const r = runs.get(s.name);
       return { subject: s.name, mbPerSecond: median(r.map((x) => x.mbPerSecond)), runs: r.map((x) => Math.round(x.mbPerSecond)).join(' '), mainMsPer100MB: median(r.map((x) => x.mbMainMs)), allMsPer100MB: median(r.map((x) => x.mbAllMs)) };
     });
-    return { rows, ratio: rows[1].mbPerSecond / rows[0].mbPerSecond };
+    const rate = (name) => rows.find((row) => row.subject === name).mbPerSecond;
+    return { rows, ratio: rate('mcptap (full logging)') / rate('bare relay'), teeRatio: rate(BARE_TEE) / rate('bare relay') };
   } finally {
     rmSync(logDir, { recursive: true, force: true });
   }
@@ -336,8 +342,8 @@ export async function runSustained(rounds = 5, frames = 1500) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const sustained = process.argv.indexOf('--sustained');
   if (sustained !== -1) {
-    const { rows, ratio } = await runSustained(Number(process.argv[sustained + 1]) || 5);
+    const { rows, ratio, teeRatio } = await runSustained(Number(process.argv[sustained + 1]) || 5);
     console.table(rows);
-    console.log(`mcptap / bare relay: ${ratio.toFixed(2)}×`);
+    console.log(`mcptap / bare relay: ${ratio.toFixed(2)}×; bare relay writing a file / bare relay: ${teeRatio.toFixed(2)}×`);
   } else console.table(await runStdioBenchmarks({ quick: process.argv.includes('--quick') }));
 }
