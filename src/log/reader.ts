@@ -80,8 +80,8 @@ export async function listLogFiles(paths: readonly string[], options: Pick<ReadL
 
 /**
  * Parse one line of a log into a record (migrated to the current version), or say why it is not one. One line
- * alone cannot give a stream's http-end its body when its chunks carry it (`bodyInChunks`, `bodyInEvents`):
- * readLogs puts it back, and so does a ChunkBodies fed every record in log order.
+ * alone cannot give an http-end its body when its chunks or frames carry it (`bodyInChunks`, `bodyInEvents`,
+ * `bodyInFrames`): readLogs puts it back, and so does a ChunkBodies fed every record in log order.
  */
 export function parseRecordLine(line: string): { record: LogRecord } | { problem: string } | undefined {
   if (line.trim() === '') return undefined;
@@ -128,8 +128,8 @@ function rawOfLine(line: string): string | undefined {
  * Bring a record of any known version to the current shape. Version 1 is the first; when the format changes,
  * add the step from the old version here (as mitmproxy's io/compat does) and keep the old fixtures. Version 2
  * changed only how a line writes `raw` (parseRecordLine reads it back), so its records and v1's are the same.
- * Version 3 lets an http-end leave its body to its llm-chunks: a step across records, so readLogs takes it
- * (chunk-bodies.ts), and a record of v2 or v3 is the same here.
+ * Versions 3 to 5 let an http-end leave its body to its llm-chunks or MCP frames: a step across records, so
+ * readLogs takes it (chunk-bodies.ts), and a record of v2 to v5 is the same here.
  */
 export function migrate(o: Record<string, unknown>): LogRecord {
   // Records newer than this reader are passed on as they are: new fields are optional by rule.

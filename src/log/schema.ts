@@ -11,7 +11,7 @@ import type { PeerInfo } from '../protocols/mcp.js';
 import type { HeaderMismatch } from '../protocols/mcp-headers.js';
 
 /** Version written as `v` on every record. */
-export const LOG_FORMAT_VERSION = 4;
+export const LOG_FORMAT_VERSION = 5;
 
 /** Every kind of record a log may hold. */
 export type RecordKind =
@@ -305,6 +305,13 @@ export interface HttpEndRecord extends RecordBase {
   bodyInEvents?: number;
   /** With bodyInEvents: how the body's lines end, when not `\n` (Gemini's `\r\n`). */
   eventLineEnd?: '\r\n';
+  /**
+   * In the log (v5): no `body`, because the answer to an MCP POST is this many of the exchange's frame records
+   * (their `raw`s) with the text around them in `bodyAround`. Put back as `bodyInChunks` is.
+   */
+  bodyInFrames?: number;
+  /** With bodyInFrames: the body's text before, between and after the frames' raws (one more than the frames). */
+  bodyAround?: string[];
   /** Response chunk boundaries as `[msSinceResponseHeaders, byteLength]`, for replay with recorded spacing (bounded). */
   chunks?: [number, number][];
   /** What went wrong, for outcomes other than complete. */

@@ -60,6 +60,8 @@ const SHAPES: Record<string, Shape> = {
     'bodyInChunks?': 'number',
     'bodyInEvents?': 'number',
     'eventLineEnd?': 'string',
+    'bodyInFrames?': 'number',
+    'bodyAround?': 'strings',
     'chunks?': 'chunk-marks',
     'error?': 'error',
     'uninspectedBytes?': 'number',

@@ -1,8 +1,8 @@
 /**
- * Whether a streamed response body is exactly its llm-chunk records. The http-end then leaves the body to them
- * rather than write every byte of the stream a second time, escaped into one string; the reader puts the body
- * back together (log/chunk-bodies.ts). ChunkedBody judges an NDJSON body (`bodyInChunks`, log format v3),
- * ChunkedEvents an SSE body (`bodyInEvents`, v4).
+ * Whether a response body is carried by the records of its frames. The http-end then leaves the body to them
+ * rather than write every byte a second time, escaped into one string; the reader puts the body back together
+ * (log/chunk-bodies.ts). ChunkedBody judges an LLM's NDJSON body (`bodyInChunks`, log format v3), ChunkedEvents
+ * an LLM's SSE body (`bodyInEvents`, v4), FramedBody an MCP server's answer (`bodyInFrames`, v5).
  */
 import { sseEventText, type EventLineEnd } from '../log/chunk-bodies.js';
 
@@ -70,5 +70,51 @@ export class ChunkedEvents {
     let text = '';
     for (const [data, event] of events) text += sseEventText(data, event, lineEnd);
     return text === body ? { events: events.length, lineEnd } : undefined;
+  }
+}
+
+/**
+ * Whether the answer to an MCP POST (a JSON body, or an SSE stream with its priming events and ids) is the raws
+ * of its frame records with the text around them: `around(body)` gives that text, one piece more than the
+ * raws, and the body is exactly the pieces and raws taken in turn. Fed the raws as the records carry them, in
+ * the order they are written, so a reader that finds those records rebuilds the body byte for byte.
+ */
+export class FramedBody {
+  /** The raws so far, while they may still make the body. */
+  private raws: string[] | undefined = [];
+  private chars = 0;
+
+  /**
+   * `session`: the one the exchange's http-request was written with, where a reader starts looking for the
+   * frames. `maxChars`: a body longer than this is not kept whole, so neither are its frames.
+   */
+  constructor(
+    private readonly session: string | undefined,
+    private readonly maxChars: number,
+  ) {}
+
+  /** A frame record of the answer, as written: its raw (if any) and its session. */
+  frame(raw: unknown, session: string): void {
+    if (this.raws === undefined) return;
+    this.chars += typeof raw === 'string' ? raw.length : 0;
+    // Every one of them must be found again: one the reader would count but not match spoils the body.
+    if (typeof raw === 'string' && session === this.session && this.chars <= this.maxChars) this.raws.push(raw);
+    else this.raws = undefined;
+  }
+
+  /** The pieces of `body` around the raws, when its http-end is of their session; undefined otherwise. */
+  around(body: string, session: string | undefined): { frames: number; around: string[] } | undefined {
+    const raws = this.raws;
+    if (raws === undefined || raws.length === 0 || session !== this.session) return undefined;
+    const around: string[] = [];
+    let at = 0;
+    for (const raw of raws) {
+      const found = body.indexOf(raw, at);
+      if (found === -1) return undefined;
+      around.push(body.slice(at, found));
+      at = found + raw.length;
+    }
+    around.push(body.slice(at));
+    return { frames: raws.length, around };
   }
 }

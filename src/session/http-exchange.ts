@@ -29,7 +29,7 @@ import {
 } from '../protocols/detect.js';
 import { McpSession } from './mcp-session.js';
 import { LlmTurn } from './llm-turn.js';
-import { ChunkedBody, ChunkedEvents } from './chunked-body.js';
+import { ChunkedBody, ChunkedEvents, FramedBody } from './chunked-body.js';
 import { Correlator, roundMs } from './correlator.js';
 import { formatMs } from './annotate.js';
 import { peerInfo, preview } from '../protocols/mcp.js';
@@ -91,6 +91,8 @@ export class HttpObserver {
   private readonly all = new Set<McpSessionEntry>();
   /** Exchanges whose last records wait for a decoder (zlib hands its output back asynchronously). */
   private readonly decoding = new Set<Promise<void>>();
+  /** Answers to MCP POSTs that may be left to their frame records, by exchange (see FramedBody). */
+  readonly framedBodies = new Map<string, FramedBody>();
   private count = 0;
 
   constructor(options: HttpObserverOptions) {
@@ -120,6 +122,13 @@ export class HttpObserver {
     return entry;
   }
 
+  /** A frame record of an answer that may be left to its frames is counted there, as the reader will count it. */
+  private noteFrame(draft: RecordDraft, session: string): void {
+    if (this.framedBodies.size === 0 || draft.dir !== 's2c' || !('raw' in draft)) return;
+    const exchange = (draft as { exchange?: unknown }).exchange;
+    if (typeof exchange === 'string') this.framedBodies.get(exchange)?.frame(draft.raw, session);
+  }
+
   /** A new MCP session, registered under `key` when given. */
   open(channel: McpChannel, key?: string): McpSessionEntry {
     const session = this.newSessionId();
@@ -130,7 +139,7 @@ export class HttpObserver {
       channel,
       keys,
       ended: false,
-      mcp: new McpSession({ sink: { write: (draft: RecordDraft) => sink.write({ ...draft, session, channel: draft.channel ?? channel }) }, stdio: false }),
+      mcp: new McpSession({ sink: { write: (draft: RecordDraft) => (this.noteFrame(draft, session), sink.write({ ...draft, session, channel: draft.channel ?? channel })) }, stdio: false }),
     };
     if (this.all.size >= MAX_MCP_SESSIONS) {
       const idlest = this.all.values().next().value;
@@ -227,6 +236,8 @@ export class HttpExchange {
   private chunked: ChunkedBody | undefined;
   /** For an LLM's SSE body: whether its llm-chunk records carry it whole. */
   private chunkedEvents: ChunkedEvents | undefined;
+  /** For the answer to an MCP POST: whether its frame records carry it (bodyInFrames). */
+  private framedBody: FramedBody | undefined;
   private array: JsonArrayFramer | undefined;
   private decoder: BodyDecoder | undefined;
   private afterDecode: (() => void) | undefined;
@@ -292,6 +303,10 @@ export class HttpExchange {
     }
     const text = body.bodyEncoding === 'base64' ? '' : body.body ?? '';
     this.classify(text);
+    if (this.mcp && this.channel === 'mcp-http' && this.head.method === 'POST') {
+      this.framedBody = new FramedBody(this.mcp.session, this.observer.maxBody);
+      this.observer.framedBodies.set(this.id, this.framedBody);
+    }
     this.write({
       time,
       kind: 'http-request',
@@ -551,6 +566,7 @@ export class HttpExchange {
       if (this.framing === 'body' && this.mcp && text && (isJsonRpcBody(text) || body.truncated)) {
         this.observeMcp('s2c', this.resBody.head(), body.bytes, body.truncated === true, time, mono, undefined, this.resBody.tail());
       }
+      this.observer.framedBodies.delete(this.id);
       // What the exchange's client asked and this exchange did not answer will never be answered.
       if (this.pairing && this.mcp) this.mcp.mcp.endExchange(this.pairing, time, mono);
       if (this.llm) {
@@ -610,10 +626,15 @@ export class HttpExchange {
     } else complete();
   }
 
-  /** The http-end's body fields, or `bodyInChunks` / `bodyInEvents` when its llm-chunk records carry it whole. */
-  private responseBodyFields(body: CapturedBody): Pick<HttpEndRecord, 'body' | 'bodyEncoding' | 'bodyTruncated' | 'bodyInChunks' | 'bodyInEvents' | 'eventLineEnd'> {
+  /**
+   * The http-end's body fields, or `bodyInChunks` / `bodyInEvents` when its llm-chunk records carry it whole,
+   * `bodyInFrames` when its MCP frame records do.
+   */
+  private responseBodyFields(body: CapturedBody): Pick<HttpEndRecord, 'body' | 'bodyEncoding' | 'bodyTruncated' | 'bodyInChunks' | 'bodyInEvents' | 'eventLineEnd' | 'bodyInFrames' | 'bodyAround'> {
     const whole = body.body !== undefined && !body.truncated && !body.bodyEncoding && this.uninspectedBytes === 0;
     if (!whole) return bodyFields(body);
+    const framed = this.framedBody?.around(body.body!, this.mcp?.session);
+    if (framed) return { bodyInFrames: framed.frames, bodyAround: framed.around };
     const lines = this.chunked?.carriers(body.body!) ?? 0;
     if (lines > 0) return { bodyInChunks: lines };
     const events = this.chunkedEvents?.carriers(body.body!);

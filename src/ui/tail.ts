@@ -57,7 +57,7 @@ export interface TailRecords {
 /** Reads new records from a log folder each time `poll` is called. */
 export class LogTail {
   private readonly files = new Map<string, FileState>();
-  /** An http-end that leaves its body to its chunks (log format v3, v4) gets it back, as readLogs gives it. */
+  /** An http-end that leaves its body to its chunks or frames (log format v3 to v5) gets it back, as readLogs gives it. */
   private readonly bodies = new ChunkBodies(MAX_OPEN_STREAMS);
   private first = true;
   /** Whether the last look left bytes unread (a file longer than one look takes). */

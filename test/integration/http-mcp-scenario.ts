@@ -153,3 +153,26 @@ export async function runHttpScenario(mode: 'streamableHttp' | 'sse', baseUrl: s
     await client.close();
   }
 }
+
+/**
+ * The SDK's stateless pattern: a fresh server and transport per request, no session id, JSON replies; one
+ * tool, get_weather. Resolves with its base URL and a stop function.
+ */
+export async function startStatelessJsonServer(): Promise<{ url: string; stop: () => void }> {
+  const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const { z } = await import('zod');
+  const http = await import('node:http');
+  const server = http.createServer((req, res) => {
+    const mcp = new McpServer({ name: 'stateless-weather', version: '1.0.0' });
+    mcp.registerTool('get_weather', { description: 'Weather for a city', inputSchema: { city: z.string() } }, async ({ city }) => ({
+      content: [{ type: 'text', text: `It's always raining in ${city}` }],
+    }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => void transport.close());
+    void mcp.connect(transport).then(() => transport.handleRequest(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const address = server.address();
+  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, stop: () => server.close() };
+}

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHttpTap, readAllRecords, type LogRecord } from '../../src/index.js';
-import { runHttpScenario, startEverything, type Everything, type HttpScenarioResult } from './http-mcp-scenario.js';
+import { runHttpScenario, startEverything, startStatelessJsonServer, type Everything, type HttpScenarioResult } from './http-mcp-scenario.js';
 
 type Rec = LogRecord & Record<string, unknown>;
 
@@ -129,25 +129,10 @@ describe.each(['streamableHttp', 'sse'] as const)('MCP over HTTP (%s) through mc
 
 describe('a stateless MCP server answering in JSON (SDK StreamableHTTPServerTransport) through mcptap', () => {
   it('gives the client the same answers and keeps the whole conversation in one correlated session', async () => {
-    const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
-    const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    const { z } = await import('zod');
-    const http = await import('node:http');
-    // The SDK's stateless pattern: a fresh server and transport per request, no session id, JSON replies.
-    const server = http.createServer((req, res) => {
-      const mcp = new McpServer({ name: 'stateless-weather', version: '1.0.0' });
-      mcp.registerTool('get_weather', { description: 'Weather for a city', inputSchema: { city: z.string() } }, async ({ city }) => ({
-        content: [{ type: 'text', text: `It's always raining in ${city}` }],
-      }));
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => void transport.close());
-      void mcp.connect(transport).then(() => transport.handleRequest(req, res));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    const address = server.address();
-    const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const server = await startStatelessJsonServer();
+    const base = server.url;
     const run = async (url: string): Promise<unknown[]> => {
       const client = new Client({ name: 'c', version: '1' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
@@ -183,7 +168,7 @@ describe('a stateless MCP server answering in JSON (SDK StreamableHTTPServerTran
       expect(messages.at(-1)).toMatchObject({ channel: 'mcp-http', tool: 'get_weather', requestSeq: messages.at(-2)!.seq });
       expect(String(messages.at(-1)!.raw)).toContain("It's always raining in California");
     } finally {
-      server.close();
+      server.stop();
       rmSync(logDir, { recursive: true, force: true });
     }
   });

@@ -1,11 +1,12 @@
 /**
  * A stream's body left to its llm-chunk records: an NDJSON body (log format v3) when the chunks' raws, each
  * with its newline, are exactly the body; an SSE body (v4) when the chunks' events, written as sseEventText
- * writes them, are. The reader puts the body back only when it has every chunk.
+ * writes them, are. An MCP answer left to its frame records (v5): the body is their raws with the text around
+ * them. The reader puts the body back only when it has every chunk, or every frame.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ChunkedBody, ChunkedEvents } from '../../src/session/chunked-body.js';
+import { ChunkedBody, ChunkedEvents, FramedBody } from '../../src/session/chunked-body.js';
 import { ChunkBodies } from '../../src/log/chunk-bodies.js';
 import { SseFramer, type SseEvent } from '../../src/framing/sse.js';
 import { parseRecordLine } from '../../src/log/reader.js';
@@ -144,5 +145,90 @@ describe('ChunkBodies: the reader puts the body back', () => {
     const odd = sseEnd(1, '\r');
     for (const r of [chunk('[DONE]'), odd]) bodies.see(r);
     expect(odd).not.toHaveProperty('body');
+  });
+});
+
+/** A real answer to an MCP POST (server-everything, SDK v1): its http-end and its frames, as captured. */
+function capturedAnswer(exchange: string): { body: string; raws: string[]; session: string } {
+  const lines = readFileSync('fixtures/captures/mcp-http/everything-sdk.ndjson', 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const of = lines.filter((r) => r.exchange === exchange);
+  const end = of.find((r) => r.kind === 'http-end')!;
+  return { body: String(end.body), raws: of.filter((r) => r.dir === 's2c' && typeof r.raw === 'string').map((r) => String(r.raw)), session: String(end.session) };
+}
+
+function framed(body: string, raws: unknown[], session = 's', maxChars = 1 << 20, endSession = session): { frames: number; around: string[] } | undefined {
+  const answer = new FramedBody(session, maxChars);
+  for (const raw of raws) answer.frame(raw, session);
+  return answer.around(body, endSession);
+}
+
+describe('FramedBody: is an MCP answer its frames with the text around them?', () => {
+  it('yes, for an SSE answer with its priming event and ids, and the body is the pieces and raws in turn', () => {
+    const { body, raws } = capturedAnswer('x4');
+    const result = framed(body, raws)!;
+    expect(result.frames).toBe(1);
+    expect(result.around[0]).toMatch(/^id: [0-9a-f-]{36}\ndata: \n\nevent: message\nid: [0-9a-f-]{36}\ndata: $/);
+    expect(result.around.map((piece, i) => `${piece}${raws[i] ?? ''}`).join('')).toBe(body);
+  });
+
+  it('yes, for a JSON answer: one frame with nothing around it', () => {
+    expect(framed('{"jsonrpc":"2.0","id":1,"result":{}}', ['{"jsonrpc":"2.0","id":1,"result":{}}'])).toEqual({ frames: 1, around: ['', ''] });
+  });
+
+  it('no, when a raw is not in the body, a frame has no string raw, or frames and answer are of other sessions', () => {
+    const body = 'event: message\ndata: [{"id":1},{"id":2}]\n\n';
+    // A batch's elements are logged one by one, each written again: where that is the body's own text, the
+    // pieces still make the body; written otherwise, it is not found.
+    expect(framed(body, ['{"id":1}', '{"id":2}'])).toEqual({ frames: 2, around: ['event: message\ndata: [', ',', ']\n\n'] });
+    expect(framed(body, ['{"id": 1}'])).toBeUndefined();
+    expect(framed(body, [undefined])).toBeUndefined();
+    expect(framed(body, ['{"id":1}'], 's', 1 << 20, 'other')).toBeUndefined();
+    const other = new FramedBody('s', 1 << 20);
+    other.frame('{"id":1}', 'another');
+    expect(other.around(body, 's')).toBeUndefined();
+    expect(framed(body, [])).toBeUndefined();
+  });
+
+  it('no, once the frames outgrow what a kept body holds', () => {
+    expect(framed('data: 0123456789\n\n', ['0123456789'], 's', 9)).toBeUndefined();
+  });
+});
+
+const frameRecord = (raw: unknown, exchange = 'x1', dir = 's2c') => record({ kind: 'response', channel: 'mcp-http', dir, exchange, id: 1, method: 'tools/list', msg: 'm', bytes: 1, raw });
+const mcpPost = (exchange = 'x1', method = 'POST') => record({ kind: 'http-request', channel: 'mcp-http', dir: 'c2s', exchange, method, path: '/mcp', headers: {}, bodyBytes: 1, msg: 'm' });
+const framedEnd = (bodyInFrames: number, bodyAround: string[], exchange = 'x1') => record({ kind: 'http-end', channel: 'mcp-http', exchange, method: 'POST', path: '/mcp', outcome: 'complete', reqBytes: 1, resBytes: 90, durationMs: 2, msg: 'm', bodyInFrames, bodyAround });
+
+describe('ChunkBodies: an MCP answer put back from its frames', () => {
+  const R = '{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}';
+  const around = ['id: a\ndata: \n\nevent: message\nid: b\ndata: ', '\n\n'];
+
+  it('from the raws of its own POST, with the text around them', () => {
+    const bodies = new ChunkBodies();
+    const last = framedEnd(1, around);
+    for (const r of [mcpPost(), frameRecord('{"other":1}', 'x2'), frameRecord(R, 'x1', 'c2s'), frameRecord(R), last]) bodies.see(r);
+    expect((last as { body?: string }).body).toBe(`${around[0]}${R}${around[1]}`);
+  });
+
+  it('not at all when a frame is missing, its raw is not text, or the exchange was no MCP POST', () => {
+    const missing = framedEnd(2, ['', '', '']);
+    const bodies = new ChunkBodies();
+    for (const r of [mcpPost(), frameRecord(R), missing]) bodies.see(r);
+    expect(missing).not.toHaveProperty('body');
+    const notText = framedEnd(1, ['', '']);
+    for (const r of [mcpPost(), frameRecord({ jsonrpc: '2.0' }), notText]) bodies.see(r);
+    expect(notText).not.toHaveProperty('body');
+    const get = framedEnd(1, ['', '']);
+    for (const r of [mcpPost('x1', 'GET'), frameRecord(R), get]) bodies.see(r);
+    expect(get).not.toHaveProperty('body');
+  });
+
+  it('from raws as a v5 line carries them: a frame of JSON written as JSON comes back as its exact text', () => {
+    const spaced = '{ "jsonrpc" : "2.0", "id" : 1, "result" : {} }';
+    const line = `{"v":5,"seq":2,"level":30,"session":"s","channel":"mcp-http","label":"l","time":1,"bytes":47,"exchange":"x1","kind":"response","dir":"s2c","id":1,"msg":"m","raw":${spaced}}`;
+    const parsed = (parseRecordLine(line) as { record: LogRecord }).record;
+    const bodies = new ChunkBodies();
+    const last = framedEnd(1, ['', '']);
+    for (const r of [mcpPost(), parsed, last]) bodies.see(r);
+    expect((last as { body?: string }).body).toBe(spaced);
   });
 });
