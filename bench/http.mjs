@@ -44,10 +44,15 @@ async function waitForPort(port, timeoutMs = 15000) {
   }
 }
 
-const CHAT_BODY = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'go' }], stream: true });
+const CHAT = { body: JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'go' }], stream: true }), headers: { 'content-type': 'application/json' } };
+/** An MCP tools/call as the SDK's client POSTs it (the upstream's server is stateless: no initialize first). */
+const MCP_CALL = {
+  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_doc', arguments: {} } }),
+  headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+};
 
-/** One chat POST; resolves with time to first body byte, the largest gap between chunks, and the total time (ms). */
-export function fetchTimed(url) {
+/** One POST (a chat by default); resolves with time to first body byte, the largest gap between chunks, and the total time (ms). */
+export function fetchTimed(url, request = CHAT) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let first;
@@ -56,7 +61,7 @@ export function fetchTimed(url) {
     let bytes = 0;
     let chunks = 0;
     const req = http
-      .request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      .request(url, { method: 'POST', agent: false, headers: request.headers }, (res) => {
         res.on('data', (d) => {
           const now = performance.now();
           if (first === undefined) first = now - t0;
@@ -69,7 +74,7 @@ export function fetchTimed(url) {
         res.on('error', reject);
       })
       .on('error', reject);
-    req.end(CHAT_BODY);
+    req.end(request.body);
   });
 }
 
@@ -128,12 +133,14 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
     const sse = new Map(subjects.map((s) => [s, []]));
     const alone = new Map(subjects.map((s) => [s, []]));
     const paced = new Map(subjects.map((s) => [s, []]));
+    const mcpCalls = new Map(subjects.map((s) => [s, []]));
     const pids = subjects.map((s) => s.pid ?? upstream.child.pid);
     for (const subject of subjects) {
       const base = `http://127.0.0.1:${subject.port}`;
       for (let i = 0; i < (quick ? 1 : 3); i++) await fetchTimed(`${base}/api/chat?mode=stream&n=${streamN}`);
       for (let i = 0; i < (quick ? 1 : 3); i++) await fetchTimed(`${base}/v1/chat/completions?mode=stream&n=${streamN}`);
       await fetchTimed(`${base}/api/chat?mode=paced&n=50&ms=5`);
+      for (let i = 0; i < (quick ? 10 : 30); i++) await fetchTimed(`${base}/mcp`, MCP_CALL);
     }
     for (let round = 0; round < rounds; round++) {
       for (const subject of subjects) {
@@ -144,6 +151,8 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
         for (let i = 0; i < runs; i++) sse.get(subject).push(await fetchTimed(`${base}/v1/chat/completions?mode=stream&n=${streamN}`));
         await untilIdle([...pids, upstream.child.pid]);
         for (let i = 0; i < runs; i++) paced.get(subject).push(await fetchTimed(`${base}/api/chat?mode=paced&n=50&ms=5`));
+        await untilIdle([...pids, upstream.child.pid]);
+        for (let i = 0; i < runs * 10; i++) mcpCalls.get(subject).push(await fetchTimed(`${base}/mcp`, MCP_CALL));
         // The same stream alone, as a chat turn comes: each one once every process has gone idle. Back to back,
         // a stream also pays for what a relay still does for the ones before it (mcptap's inspection thread
         // may still be working on the stream before).
@@ -161,6 +170,7 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
       pacedTtfbMs: median(paced.get(subject).map((r) => r.ttfbMs)),
       pacedMaxGapMs: median(paced.get(subject).map((r) => r.maxGapMs)),
       pacedChunksSeen: median(paced.get(subject).map((r) => r.chunks)),
+      mcpCallMs: median(mcpCalls.get(subject).map((r) => r.totalMs)),
     }));
     // Memory: one long stream (1 GiB, or 128 MiB with --quick) through each relay, its peak RSS and rate.
     const mb = quick ? 128 : 1024;

@@ -121,7 +121,7 @@ const rows = httpResult.rows;
 const bareProxy = rows.find((r) => r.subject === 'bare http-proxy');
 const directHttp = rows.find((r) => r.subject === 'direct');
 const httpTable = table(
-  ['http', '2000-chunk streams, back to back: ms', 'vs bare http-proxy', 'one stream, from idle: ms', 'vs bare http-proxy', '2000-event SSE streams, back to back: ms', 'vs bare http-proxy', 'paced: first byte ms', 'vs direct', 'paced: largest gap ms', 'chunks seen (of 51)', `${httpResult.bigStreamMb} MiB stream MB/s`, 'peak RSS'],
+  ['http', '2000-chunk streams, back to back: ms', 'vs bare http-proxy', 'one stream, from idle: ms', 'vs bare http-proxy', '2000-event SSE streams, back to back: ms', 'vs bare http-proxy', 'MCP tool calls, 90 KB SSE answers, back to back: ms', 'vs bare http-proxy', 'paced: first byte ms', 'vs direct', 'paced: largest gap ms', 'chunks seen (of 51)', `${httpResult.bigStreamMb} MiB stream MB/s`, 'peak RSS'],
   rows.map((r) => [
     r.subject,
     fmt(r.streamMs),
@@ -130,6 +130,8 @@ const httpTable = table(
     ratio(r.aloneStreamMs, bareProxy.aloneStreamMs),
     fmt(r.sseStreamMs),
     ratio(r.sseStreamMs, bareProxy.sseStreamMs),
+    fmt(r.mcpCallMs, 2),
+    ratio(r.mcpCallMs, bareProxy.mcpCallMs),
     fmt(r.pacedTtfbMs, 2),
     r.subject === 'direct' ? '–' : `+${fmt(r.pacedTtfbMs - directHttp.pacedTtfbMs, 2)}`,
     fmt(r.pacedMaxGapMs, 2),
@@ -167,8 +169,9 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
   inspector written in JavaScript here): split lines, JSON.parse, pair each answer with its request, one line
   per frame with the frame as JSON, written in 1 MiB blocks; no annotation, no redaction.
 - **stdio**: a minimal line-echo server (bench/echo-server.mjs) spawned directly; behind a bare Node pipe relay
-  that parses nothing (bench/bare-relay.mjs, the floor for any Node wrapper); behind \`mcptap --\` with full
-  logging (redaction on). Round trips are sequential request → response; throughput pipelines 64 KiB frames
+  that parses nothing (bench/bare-relay.mjs, the floor for any Node wrapper); behind the same relay also
+  writing every byte it relays, both ways, to a file (\`--tee\`, the floor for a relay that logs); behind
+  \`mcptap --\` with full logging (redaction on). Round trips are sequential request → response; throughput pipelines 64 KiB frames
   echoed back; both in three rounds that take turns, the median round counting. Each process is measured
   twice, one window after the other: warmed up (the first table: 5000 round trips after 5500, 512 frames after
   512, once the relay has gone idle) and fresh (the second: 5000 round trips after 500, the first 512
@@ -192,7 +195,9 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
   runs starting once every process has gone idle. The figures are medians of all 21 runs. The 2000-chunk stream
   is timed twice: seven back to back, where each stream also pays for what a relay still does for the ones
   before it, and one at a time, each once every process has gone idle, as a chat turn comes. The same 2000
-  chunks as OpenAI's SSE events (/v1/chat/completions, then \`data: [DONE]\`) are timed back to back too.
+  chunks as OpenAI's SSE events (/v1/chat/completions, then \`data: [DONE]\`) are timed back to back too, and
+  so are MCP tool calls: 70 a round POSTed to the MCP SDK's own Streamable HTTP server (stateless, at /mcp),
+  each answered on an SSE stream with a JSON document quoted in its text, 90 KB in all.
 - **many clients** (bench/clients.mjs): 100 clients loop over paced streams (50 chunks 10 ms apart) through a bare
   http-proxy, then through \`mcptap http\`, 15 s each after 2 s of warm-up; the upstream stamps each chunk as it
   writes it, so chunk lag is the time from that write to the client's read. Three rounds, the round with the

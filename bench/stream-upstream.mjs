@@ -8,8 +8,12 @@
 //                                         with &stamp=1 each chunk says when it was written (`sent`, ms of the
 //                                         machine's monotonic clock, which every process reads alike)
 //   POST /api/chat?mode=big&mb=1024       about mb megabytes of chunks, written with backpressure (memory)
+//   POST /mcp                             an MCP server (the SDK's, stateless): tools/call read_doc answers
+//                                         with a JSON document quoted in its text, on an SSE stream (90 KB)
 // Prints its port on stdout once listening.
 import http from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
 /** CLOCK_MONOTONIC, the same in every process (performance.timeOrigin is each process's own reading of the wall clock). */
 const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
@@ -25,11 +29,25 @@ async function streamEvents(res, n) {
   res.end(`${event(n, true)}data: [DONE]\n\n`);
 }
 
+const doc = JSON.stringify(Array.from({ length: 1150 }, (_, i) => ({ row: i, name: `item "${i}"`, note: 'a line of a document' })));
+
+/** The SDK's stateless pattern: a fresh server and transport for each request. */
+async function answerMcp(req, res, body) {
+  const mcp = new McpServer({ name: 'bench-docs', version: '1.0.0' });
+  mcp.registerTool('read_doc', { description: 'A JSON document' }, async () => ({ content: [{ type: 'text', text: doc }] }));
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on('close', () => void transport.close());
+  await mcp.connect(transport);
+  await transport.handleRequest(req, res, JSON.parse(body));
+}
+
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   const mode = url.searchParams.get('mode');
   const n = Number(url.searchParams.get('n') ?? 50);
-  for await (const _ of req); // the request body is not needed
+  let body = '';
+  for await (const piece of req) body += piece;
+  if (url.pathname === '/mcp') return answerMcp(req, res, body);
   if (url.pathname === '/v1/chat/completions') return streamEvents(res, n);
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
   if (mode === 'stream') {
