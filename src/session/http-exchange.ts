@@ -631,7 +631,7 @@ export class HttpExchange {
    * `bodyInFrames` when its MCP frame records do.
    */
   private responseBodyFields(body: CapturedBody): Pick<HttpEndRecord, 'body' | 'bodyEncoding' | 'bodyTruncated' | 'bodyInChunks' | 'bodyInEvents' | 'eventLineEnd' | 'bodyInFrames' | 'bodyAround'> {
-    const whole = body.body !== undefined && !body.truncated && !body.bodyEncoding && this.uninspectedBytes === 0;
+    const whole = body.body !== undefined && !body.truncated && !body.bodyEncoding;
     if (!whole) return bodyFields(body);
     const framed = this.framedBody?.around(body.body!, this.mcp?.session);
     if (framed) return { bodyInFrames: framed.frames, bodyAround: framed.around };

@@ -1,7 +1,8 @@
 /**
  * The HTTP tap's inspection thread when it falls behind: an exchange whose copy is refused is only counted from
  * then on, one warning says so, its http-end carries uninspectedBytes, and the byte totals stay true. Driven
- * through the same client the tap uses, with a tiny backlog bound so the skip is certain.
+ * through the same client the tap uses, with a tiny backlog bound so the skip is certain. What was seen of the
+ * cut exchange is left to its chunk records, as a whole stream's body is.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { HttpCalls } from '../../src/capture/http-calls.js';
 import { ThreadChannel } from '../../src/inspect/channel.js';
 import { openLogFile } from '../../src/log/open-file.js';
 import { tempDir } from '../support/temp-dir.js';
+import { readAllRecords } from '../../src/index.js';
 
 describe('the HTTP inspection thread, behind', () => {
   it('counts the rest of a cut exchange without inspecting it, says so once, and keeps the next exchange whole', async () => {
@@ -59,6 +61,12 @@ describe('the HTTP inspection thread, behind', () => {
     const inspectedChunks = records.filter((r) => r.kind === 'llm-chunk' && r.exchange === 'x1').length;
     expect(inspectedChunks).toBeGreaterThan(0);
     expect(inspectedChunks).toBeLessThan(60);
+    // What was seen is its chunks: the http-end leaves that to them rather than write it again, and the reader
+    // puts it back as the body, as far as it was seen.
+    expect(cut!.body).toBeUndefined();
+    expect(cut!.bodyInChunks).toBe(inspectedChunks);
+    const read = (await readAllRecords([file])).find((r) => r.kind === 'http-end' && r.exchange === 'x1') as { body?: string };
+    expect(read.body).toBe(Array.from({ length: inspectedChunks }, (_, i) => chunk(i).toString()).join(''));
     expect(whole!.uninspectedBytes).toBeUndefined();
     // The cut reply says it is partial; the whole one reads as usual.
     const partial = records.find((r) => r.kind === 'llm-response' && r.exchange === 'x1')!;
