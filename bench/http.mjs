@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,6 +79,17 @@ export function fetchTimed(url, request = CHAT) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The exchanges whose path holds `marker` that mcptap's log in `logDir` says it could not inspect whole. */
+function cutExchanges(logDir, marker) {
+  let cut = 0;
+  for (const file of readdirSync(logDir).filter((f) => f.endsWith('.ndjson'))) {
+    for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) {
+      if (line.includes('"kind":"http-end"') && line.includes(marker) && line.includes('"uninspectedBytes"')) cut++;
+    }
+  }
+  return cut;
+}
 
 function peakRssPoller(pid) {
   let peakKb = 0;
@@ -172,6 +183,14 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
       pacedChunksSeen: median(paced.get(subject).map((r) => r.chunks)),
       mcpCallMs: median(mcpCalls.get(subject).map((r) => r.totalMs)),
     }));
+    // Sustained: 100 streams back to back, far more than the inspection's backlog bound holds; how many of
+    // them mcptap's log could not inspect whole (their http-ends say uninspectedBytes).
+    const sustainedN = quick ? 30 : 100;
+    const tapped = subjects.find((s) => s.name.startsWith('mcptap'));
+    await untilIdle([...pids, upstream.child.pid]);
+    for (let i = 0; i < sustainedN; i++) await fetchTimed(`http://127.0.0.1:${tapped.port}/api/chat?mode=stream&n=${streamN}&sustained=1`);
+    await untilIdle([tapped.pid]);
+    rows.find((r) => r.subject === tapped.name).sustainedCut = cutExchanges(logDir, 'sustained=1');
     // Memory: one long stream (1 GiB, or 128 MiB with --quick) through each relay, its peak RSS and rate.
     const mb = quick ? 128 : 1024;
     for (const row of rows) {
@@ -182,7 +201,7 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
       row.bigStreamMBps = big.bytes / 1e6 / (big.totalMs / 1000);
       row.bigStreamPeakRssMb = stop();
     }
-    return { rows, bigStreamMb: mb };
+    return { rows, bigStreamMb: mb, sustainedN };
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
