@@ -183,14 +183,6 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
       pacedChunksSeen: median(paced.get(subject).map((r) => r.chunks)),
       mcpCallMs: median(mcpCalls.get(subject).map((r) => r.totalMs)),
     }));
-    // Sustained: 100 streams back to back, far more than the inspection's backlog bound holds; how many of
-    // them mcptap's log could not inspect whole (their http-ends say uninspectedBytes).
-    const sustainedN = quick ? 30 : 100;
-    const tapped = subjects.find((s) => s.name.startsWith('mcptap'));
-    await untilIdle([...pids, upstream.child.pid]);
-    for (let i = 0; i < sustainedN; i++) await fetchTimed(`http://127.0.0.1:${tapped.port}/api/chat?mode=stream&n=${streamN}&sustained=1`);
-    await untilIdle([tapped.pid]);
-    rows.find((r) => r.subject === tapped.name).sustainedCut = cutExchanges(logDir, 'sustained=1');
     // Memory: one long stream (1 GiB, or 128 MiB with --quick) through each relay, its peak RSS and rate.
     const mb = quick ? 128 : 1024;
     for (const row of rows) {
@@ -201,6 +193,15 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
       row.bigStreamMBps = big.bytes / 1e6 / (big.totalMs / 1000);
       row.bigStreamPeakRssMb = stop();
     }
+    // Sustained, after the memory (peak RSS is the process's high-water mark): 100 streams back to back, far
+    // more than the inspection's backlog bound holds; how many of them mcptap's log could not inspect whole
+    // (their http-ends say uninspectedBytes).
+    const sustainedN = quick ? 30 : 100;
+    const tapped = subjects.find((s) => s.name.startsWith('mcptap'));
+    await untilIdle([...pids, upstream.child.pid]);
+    for (let i = 0; i < sustainedN; i++) await fetchTimed(`http://127.0.0.1:${tapped.port}/api/chat?mode=stream&n=${streamN}&sustained=1`);
+    await untilIdle([tapped.pid]);
+    rows.find((r) => r.subject === tapped.name).sustainedCut = cutExchanges(logDir, 'sustained=1');
     return { rows, bigStreamMb: mb, sustainedN };
   } finally {
     for (const child of children) child.kill('SIGTERM');
