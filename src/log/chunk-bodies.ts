@@ -39,7 +39,7 @@ export class ChunkBodies {
     if (record.kind === 'llm-chunk') {
       // A chunk without its raw is not counted: the body is then not made without it.
       if (typeof record.raw !== 'string') return;
-      hold(this.chunks, streamKey(record.session, record.exchange), record, this.maxStreams);
+      holdChunk(this.chunks, streamKey(record.session, record.exchange), record, this.maxStreams);
     } else if (record.kind === 'http-end') {
       const key = streamKey(record.session, record.exchange);
       const chunks = this.chunks.get(key);
@@ -59,10 +59,10 @@ export class ChunkBodies {
   }
 }
 
-function hold(held: Map<string, LlmChunkRecord[]>, key: string, item: LlmChunkRecord, maxStreams: number): void {
-  const items = held.get(key);
-  if (items) items.push(item);
-  else setBounded(held, key, [item], maxStreams);
+function holdChunk(held: Map<string, LlmChunkRecord[]>, key: string, chunk: LlmChunkRecord, maxStreams: number): void {
+  const chunks = held.get(key);
+  if (chunks) chunks.push(chunk);
+  else setBounded(held, key, [chunk], maxStreams);
 }
 
 /** v3 and v4: the body its llm-chunks make, when there are as many as the http-end says. */

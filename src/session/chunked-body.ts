@@ -89,7 +89,7 @@ export class FramedBody {
    * frames. `maxChars`: a body longer than this is not kept whole, so neither are its frames.
    */
   constructor(
-    private readonly session: string | undefined,
+    private readonly session: string,
     private readonly maxChars: number,
   ) {}
 
