@@ -7,11 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { startHttpTap, readAllRecords, type LogRecord } from '../../src/index.js';
+import { LogTail } from '../../src/ui/tail.js';
 import { startEverything, startStatelessJsonServer, type Everything } from './http-mcp-scenario.js';
 import { runTripScenario, startTripServer } from '../support/v2-scenario.mjs';
 
@@ -40,15 +41,16 @@ async function textOf(response: Response): Promise<string> {
   return text + decoder.decode();
 }
 
-/** What the tap logged for the POSTs: the http-end lines as written, and as the reader gives them back. */
-async function postEnds(logFile: string): Promise<{ lines: Rec[]; read: Rec[] }> {
+/** What the tap logged for the POSTs: the http-end lines as written, as the reader and as the live view's tail give them back. */
+async function postEnds(logFile: string): Promise<{ lines: Rec[]; read: Rec[]; tailed: Rec[] }> {
   const posts = (records: Rec[]) => records.filter((r) => r.kind === 'http-end' && r.method === 'POST');
   const lines = readFileSync(logFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Rec);
-  return { lines: posts(lines), read: posts((await readAllRecords([logFile])) as Rec[]) };
+  const tailed = (await new LogTail(dirname(logFile)).poll()) as Rec[];
+  return { lines: posts(lines), read: posts((await readAllRecords([logFile])) as Rec[]), tailed: posts(tailed) };
 }
 
 /** Run `session` through a tap in front of `target`; the POST answers it received, and what the log says of them. */
-async function throughTap(target: string, session: (url: string, fetch: typeof globalThis.fetch) => Promise<void>): Promise<{ answers: string[]; lines: Rec[]; read: Rec[] }> {
+async function throughTap(target: string, session: (url: string, fetch: typeof globalThis.fetch) => Promise<void>): Promise<{ answers: string[]; lines: Rec[]; read: Rec[]; tailed: Rec[] }> {
   const logDir = mkdtempSync(join(tmpdir(), 'mcptap-http-bodies-'));
   try {
     const tap = await startHttpTap({ target, logDir, label: 'bodies' });
@@ -76,11 +78,12 @@ async function v1Session(url: string, fetch: typeof globalThis.fetch, call: { na
   }
 }
 
-function expectLoggedOnce(result: { answers: string[]; lines: Rec[]; read: Rec[] }): void {
-  const { answers, lines, read } = result;
+function expectLoggedOnce(result: { answers: string[]; lines: Rec[]; read: Rec[]; tailed: Rec[] }): void {
+  const { answers, lines, read, tailed } = result;
   expect(answers.filter((a) => a !== '').length).toBeGreaterThanOrEqual(3);
-  // Byte for byte, whatever order the answers ended in.
+  // Byte for byte, whatever order the answers ended in; the live view's tail puts them back as readLogs does.
   expect(read.map((end) => end.body ?? '').sort()).toEqual([...answers].sort());
+  expect(tailed.map((end) => end.body ?? '')).toEqual(read.map((end) => end.body ?? ''));
   for (const line of lines.filter((l) => l.resBytes !== 0)) {
     expect(line.body).toBeUndefined();
     expect(line.bodyInFrames).toBeGreaterThanOrEqual(1);
