@@ -52,7 +52,7 @@ export class ChunkBodies {
     } else if (record.kind === 'http-request') {
       // Only a POST's answer is left to its frames (the tap's rule too): a GET's stream may stay open for hours.
       if (record.method === 'POST' && record.channel === 'mcp-http') setBounded(this.frames, streamKey(record.session, record.exchange), [], this.maxStreams);
-    } else if ('raw' in record && record.dir === 's2c' && 'exchange' in record && typeof record.exchange === 'string') {
+    } else if (this.frames.size > 0 && 'raw' in record && record.dir === 's2c' && 'exchange' in record && typeof record.exchange === 'string') {
       // Every frame record of the answer counts, as the tap counted them: one without a string raw spoils it.
       this.frames.get(streamKey(record.session, record.exchange))?.push(record.raw);
     }
