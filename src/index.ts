@@ -15,7 +15,8 @@ export { McpSession } from './session/mcp-session.js';
 export { Correlator } from './session/correlator.js';
 
 export { LOG_FORMAT_VERSION } from './log/schema.js';
-export type { LogRecord, RecordDraft, RecordSink, RecordKind } from './log/schema.js';
+export type { LogRecord, RecordDraft, RecordSink, RecordKind, EvictedRecord, PendingRecord } from './log/schema.js';
+export { pendingOfEvicted } from './log/evicted.js';
 export { LogWriter } from './log/writer.js';
 export { resolveLogDir, logFileName, labelFromCommand } from './log/location.js';
 export { readLogs, readAllRecords, readLogFile, listLogFiles, parseRecordLine, holdsLlmCalls } from './log/reader.js';

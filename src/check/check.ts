@@ -21,6 +21,7 @@
  */
 import { requestHead, type RequestHead } from '../log/request-head.js';
 import type { LogRecord, PendingRecord, UninspectedStream } from '../log/schema.js';
+import { pendingOfEvicted } from '../log/evicted.js';
 import { DEFAULT_MAX_PENDING, opposite } from '../session/correlator.js';
 import { RecentMap } from '../session/recent-map.js';
 import type { Direction } from '../types.js';
@@ -211,22 +212,12 @@ export class Checker {
       case 'invalid':
         this.find('invalid', r, r.msg);
         break;
-      case 'pending': {
-        const k = key(r.session, r.requestSeq);
-        // A `pending` record whose request the log lost is a request all the same; when it was sent is not
-        // known, so any loss may hold its answer.
-        const mark = this.open.get(k)?.mark ?? NO_LOSS;
-        if (!this.open.delete(k)) s.requests++;
-        // A subscription (subscriptions/listen) is a stream that ends, not a call left unanswered; a cancelled
-        // request is owed no answer.
-        if (r.subscription || r.cancelled) break;
-        // An evicted request may still be answered later in the log (`afterPending`): its finding waits for that.
-        if (r.evicted) this.noteEvicted(r, mark);
-        // The tap saw no answer to it; that is so unless the tap itself skipped bytes that may hold one.
-        else if (this.losses.gapSince(r.session, opposite(r.dir), mark)) s.unknown++;
-        else this.find('unanswered', r, r.msg);
+      case 'pending':
+        this.pending(r, s);
         break;
-      }
+      case 'evicted':
+        for (const p of pendingOfEvicted(r)) this.pending(p, s);
+        break;
       case 'llm-error':
         this.find('errors', r, r.msg);
         break;
@@ -284,6 +275,23 @@ export class Checker {
   /** A finding of a signal failed on, kept with its sentence or only counted. */
   private fails(): boolean {
     return this.findings.some((f) => this.failOn.includes(f.signal)) || this.failOn.some((sig) => (this.more[sig] ?? 0) > 0);
+  }
+
+  /** A request the tap stopped waiting for. */
+  private pending(r: PendingRecord, s: SessionSummary): void {
+    const k = key(r.session, r.requestSeq);
+    // A `pending` record whose request the log lost is a request all the same; when it was sent is not
+    // known, so any loss may hold its answer.
+    const mark = this.open.get(k)?.mark ?? NO_LOSS;
+    if (!this.open.delete(k)) s.requests++;
+    // A subscription (subscriptions/listen) is a stream that ends, not a call left unanswered; a cancelled
+    // request is owed no answer.
+    if (r.subscription || r.cancelled) return;
+    // An evicted request may still be answered later in the log (`afterPending`): its finding waits for that.
+    if (r.evicted) this.noteEvicted(r, mark);
+    // The tap saw no answer to it; that is so unless the tap itself skipped bytes that may hold one.
+    else if (this.losses.gapSince(r.session, opposite(r.dir), mark)) s.unknown++;
+    else this.find('unanswered', r, r.msg);
   }
 
   /**

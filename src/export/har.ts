@@ -31,6 +31,7 @@ import type {
   RequestRecord,
   ResponseRecord,
 } from '../log/schema.js';
+import { pendingOfEvicted } from '../log/evicted.js';
 import { DEFAULT_MAX_PENDING } from '../session/correlator.js';
 import { RecentMap } from '../session/recent-map.js';
 import { MCPTAP_VERSION } from '../version.js';
@@ -225,6 +226,9 @@ export class HarBuilder {
         break;
       case 'pending':
         this.pending(`${r.session}\u0000${r.requestSeq}`, r);
+        break;
+      case 'evicted':
+        for (const p of pendingOfEvicted(r)) this.pending(`${p.session}\u0000${p.requestSeq}`, p);
         break;
       default:
         break;

@@ -29,6 +29,7 @@ import type {
   RequestRecord,
   ResponseRecord,
 } from '../log/schema.js';
+import { pendingOfEvicted } from '../log/evicted.js';
 import type { ToolRoundTrip, Trace, TraceTurn } from '../trace/link.js';
 import { asObject, asString } from '../protocols/mcp.js';
 import { parseRawObject } from '../log/reader.js';
@@ -157,6 +158,8 @@ export class SpanBuilder {
         return [];
       case 'pending':
         return this.pending(r);
+      case 'evicted':
+        return pendingOfEvicted(r).flatMap((p) => this.pending(p));
       case 'llm-request':
         this.remember(this.llmRequests, `${r.session}\u0000${r.exchange}`, r);
         return [];

@@ -129,7 +129,9 @@ function rawOfLine(line: string): string | undefined {
  * add the step from the old version here (as mitmproxy's io/compat does) and keep the old fixtures. Version 2
  * changed only how a line writes `raw` (parseRecordLine reads it back), so its records and v1's are the same.
  * Versions 3 to 5 let an http-end leave its body to its llm-chunks or MCP frames: a step across records, so
- * readLogs takes it (chunk-bodies.ts), and a record of v2 to v5 is the same here.
+ * readLogs takes it (chunk-bodies.ts), and a record of v2 to v5 is the same here. Version 6 writes requests
+ * evicted together as one `evicted` record, which each reader reads with pendingOfEvicted (log/evicted.ts); an
+ * older log's `pending` records with `evicted: true` still read as they are.
  */
 export function migrate(o: Record<string, unknown>): LogRecord {
   // Records newer than this reader are passed on as they are: new fields are optional by rule.

@@ -11,7 +11,7 @@ import type { PeerInfo } from '../protocols/mcp.js';
 import type { HeaderMismatch } from '../protocols/mcp-headers.js';
 
 /** Version written as `v` on every record. */
-export const LOG_FORMAT_VERSION = 5;
+export const LOG_FORMAT_VERSION = 6;
 
 /** Every kind of record a log may hold. */
 export type RecordKind =
@@ -22,6 +22,7 @@ export type RecordKind =
   | 'invalid'
   | 'stderr'
   | 'pending'
+  | 'evicted'
   | 'http-request'
   | 'http-response'
   | 'http-end'
@@ -123,7 +124,7 @@ export interface ResponseRecord extends RecordBase, FrameFields {
   latencyMs?: number;
   /** `seq` of the request this answers. */
   requestSeq?: number;
-  /** The request had been evicted (its `pending` record, `evicted: true`, is earlier in the log): this answer settles it. */
+  /** The request had been evicted (its `evicted` record, or in logs before v6 its `pending` one, is earlier in the log): this answer settles it. */
   afterPending?: true;
   /** The JSON-RPC error, for an error response. */
   error?: JsonRpcErrorObject;
@@ -185,7 +186,10 @@ export interface StderrRecord extends RecordBase {
   truncated?: boolean;
 }
 
-/** A request still unanswered when the session ended (or aged out). */
+/**
+ * A request mcptap stopped waiting for: unanswered when the session ended, its id reused, or (in logs before
+ * v6) evicted. A reader meets an eviction of v6 as an `evicted` record; pendingOfEvicted() turns it into these.
+ */
 export interface PendingRecord extends RecordBase {
   kind: 'pending';
   dir: Direction;
@@ -204,6 +208,30 @@ export interface PendingRecord extends RecordBase {
   evicted?: true;
   /** A `subscriptions/listen` whose stream ended: a subscription, answered only if the server ends it. */
   subscription?: boolean;
+}
+
+/** One request of an `evicted` record: what a `pending` record of it would say. */
+export interface EvictedRequest {
+  dir: Direction;
+  id: JsonRpcId;
+  method: string;
+  tool?: string;
+  requestSeq: number;
+  /** How long it had been waiting. */
+  ageMs: number;
+  /** Its sender had cancelled it: no answer was owed. */
+  cancelled?: true;
+}
+
+/**
+ * Requests mcptap stopped tracking at once, to bound memory, none of them answered yet (log format v6; v5 wrote
+ * a `pending` record with `evicted: true` for each). Past its bound of open requests the tap lets the oldest
+ * tenth go together, so a flood of unanswered requests costs a record per thousand, not one each. An answer
+ * may still come: a response with the request's requestSeq and `afterPending: true`.
+ */
+export interface EvictedRecord extends RecordBase {
+  kind: 'evicted';
+  requests: EvictedRequest[];
 }
 
 /** A stdio stream, as a warning about its uninspected bytes names it. */
@@ -469,6 +497,7 @@ export type LogRecord =
   | InvalidRecord
   | StderrRecord
   | PendingRecord
+  | EvictedRecord
   | LifecycleRecord
   | HttpRequestRecord
   | HttpResponseRecord

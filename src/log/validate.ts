@@ -9,7 +9,7 @@
 import { LOG_FORMAT_VERSION } from './schema.js';
 
 /** What a field may hold. */
-type FieldType = 'string' | 'number' | 'boolean' | 'object' | 'strings' | 'id' | 'id-or-null' | 'number-or-null' | 'string-or-null' | 'dir' | 'tool-calls' | 'tool-results' | 'chunk-marks' | 'rpc-error' | 'error';
+type FieldType = 'string' | 'number' | 'boolean' | 'object' | 'strings' | 'id' | 'id-or-null' | 'number-or-null' | 'string-or-null' | 'dir' | 'tool-calls' | 'tool-results' | 'chunk-marks' | 'rpc-error' | 'error' | 'evicted-requests';
 
 /** A kind's fields: `name` is required, `name?` optional. */
 type Shape = Record<string, FieldType>;
@@ -25,6 +25,7 @@ const SHAPES: Record<string, Shape> = {
   invalid: { ...FRAME, dir: 'dir', reason: 'string', 'partial?': 'boolean', 'id?': 'id-or-null', 'method?': 'string' },
   stderr: { text: 'string', bytes: 'number', 'truncated?': 'boolean' },
   pending: { dir: 'dir', id: 'id', method: 'string', requestSeq: 'number', ageMs: 'number', 'tool?': 'string', 'cancelled?': 'boolean', 'evicted?': 'boolean' },
+  evicted: { requests: 'evicted-requests' },
   lifecycle: {
     event: 'string',
     'mcptapVersion?': 'string',
@@ -123,7 +124,7 @@ export function recordProblem(o: Record<string, unknown>): string | undefined {
   if (missing.length) parts.push(`without ${list(missing)}`);
   if (wrong.length) parts.push(`with a wrong type for ${list(wrong)}`);
   // "an llm-…", "an http-…", "an invalid", "an sse": as they are read aloud.
-  const article = /^(llm|http|sse|invalid)/.test(o.kind as string) ? 'an' : 'a';
+  const article = /^(llm|http|sse|invalid|evicted)/.test(o.kind as string) ? 'an' : 'a';
   return `${article} ${o.kind} record ${parts.join(' and ')}`;
 }
 
@@ -157,7 +158,16 @@ function fits(value: unknown, type: FieldType): boolean {
       return isObject(value) && typeof value.code === 'number' && typeof value.message === 'string';
     case 'error':
       return isObject(value) && typeof value.message === 'string';
+    case 'evicted-requests':
+      return Array.isArray(value) && value.length > 0 && value.every(isEvictedRequest);
   }
+}
+
+/** An entry of an `evicted` record: the fields a `pending` record of it needs. */
+function isEvictedRequest(e: unknown): boolean {
+  if (!isObject(e)) return false;
+  const id = e.id;
+  return (e.dir === 'c2s' || e.dir === 's2c') && (typeof id === 'string' || typeof id === 'number') && typeof e.method === 'string' && Number.isFinite(e.requestSeq) && Number.isFinite(e.ageMs) && (e.tool === undefined || typeof e.tool === 'string');
 }
 
 function describe(type: FieldType): string {
@@ -184,6 +194,8 @@ function describe(type: FieldType): string {
       return 'an object with a numeric code and a message';
     case 'error':
       return 'an object with a message';
+    case 'evicted-requests':
+      return 'a list of requests, each with a dir, id, method, requestSeq and ageMs';
     default:
       return `a${type === 'object' ? 'n' : ''} ${type}`;
   }

@@ -300,7 +300,7 @@ export function describeHeaderMismatch(mismatches: HeaderMismatch[]): string {
 }
 
 /** A `subscriptions/listen` whose stream ended without the server ending the subscription. */
-export function describeSubscriptionEnd(request: OpenRequest, ageMs: number, why: PendingWhy): string {
+export function describeSubscriptionEnd(request: Pick<OpenRequest, 'id'>, ageMs: number, why: PendingWhy): string {
   const end =
     why === 'cancelled'
       ? 'when the client cancelled it (notifications/cancelled)'
@@ -381,8 +381,11 @@ export function describeInvalid(dir: Direction, reason: string, head: string, pa
 /** Why a request stopped being tracked unanswered: the session ended, it aged out or was pushed out, or its id was reused. */
 export type PendingWhy = 'session-ended' | 'exchange-ended' | 'evicted' | 'reused' | 'cancelled';
 
+/** What a description of a request nobody answered reads of it. */
+type UnansweredRequest = Pick<OpenRequest, 'dir' | 'id' | 'method' | 'tool' | 'cancelled'>;
+
 /** A request nobody answered. */
-export function describePending(request: OpenRequest, ageMs: number, why: PendingWhy): string {
+export function describePending(request: UnansweredRequest, ageMs: number, why: PendingWhy): string {
   const what = `${request.method}${request.tool ? ` ${request.tool}` : ''} #${request.id}`;
   const from = request.dir === 'c2s' ? 'client' : 'server';
   if (why === 'reused') {
@@ -395,4 +398,25 @@ export function describePending(request: OpenRequest, ageMs: number, why: Pendin
   return why === 'session-ended'
     ? `The ${from}'s request ${what} was never answered (waited ${formatMs(ageMs)} before the session ended).`
     : `The ${from}'s request ${what} has waited ${formatMs(ageMs)} without an answer; mcptap stops tracking it to bound memory.`;
+}
+
+/**
+ * Requests let go at once to bound memory (an `evicted` record). One alone reads as its `pending` record did;
+ * several are counted, by sender, with how long they had waited.
+ */
+export function describeEvicted(requests: readonly (UnansweredRequest & { ageMs: number })[]): string {
+  const one = requests.length === 1 ? requests[0] : undefined;
+  if (one) return one.method === 'subscriptions/listen' ? describeSubscriptionEnd(one, one.ageMs, 'evicted') : describePending(one, one.ageMs, 'evicted');
+  let fromClient = 0;
+  let youngest = Infinity;
+  let oldest = 0;
+  for (const r of requests) {
+    if (r.dir === 'c2s') fromClient++;
+    youngest = Math.min(youngest, r.ageMs);
+    oldest = Math.max(oldest, r.ageMs);
+  }
+  const fromServer = requests.length - fromClient;
+  const senders = [fromClient ? `${fromClient} of the client's` : '', fromServer ? `${fromServer} of the server's` : ''].filter(Boolean).join(' and ');
+  const waited = formatMs(youngest) === formatMs(oldest) ? formatMs(oldest) : `${formatMs(youngest)} to ${formatMs(oldest)}`;
+  return `mcptap stops tracking ${senders} requests, the oldest it held, to bound memory: they had waited ${waited} without an answer.`;
 }

@@ -5,8 +5,9 @@
  * travelling s2c answers the c2s request with the same id, and the other way round. Progress notifications find
  * their request by `progressToken`; `notifications/cancelled` by the canceller's own request id.
  *
- * The map is bounded: past `maxPending` the oldest request is evicted and handed back, so the caller can log it
- * as pending rather than lose it silently. The oldest is found in an arrival queue, not by iterating the map
+ * The map is bounded: past `maxPending` the oldest tenth is evicted at once and handed back, so the caller can
+ * log them, in one record, rather than lose them silently (a flood of unanswered requests then costs its log a
+ * record per thousand evictions, not one each). The oldest is found in an arrival queue, not by iterating the map
  * from its head: V8 walks every entry deleted at a Map's head since its last rehash on each such iteration. A
  * request leaves the queue lazily, marked `closed`: a look at the mark, not a lookup in a Map of thousands.
  *
@@ -53,7 +54,7 @@ export interface CallRound {
 export interface Answered {
   request: OpenRequest;
   latencyMs: number;
-  /** The request had been evicted: its `pending` record came before this answer. */
+  /** The request had been evicted: its `evicted` record came before this answer. */
   afterPending?: true;
 }
 
@@ -98,7 +99,10 @@ export class Correlator {
     open.set(request.id, request);
     this.queue.push(request);
     if (request.progressToken !== undefined) this.byProgressToken[request.dir].set(request.progressToken, request);
-    while (this.size > this.maxPending) this.evict(this.oldest()!, pushedOut);
+    if (this.size > this.maxPending) {
+      const keep = this.maxPending - Math.floor(this.maxPending / 10);
+      while (this.size > keep) this.evict(this.oldest()!, pushedOut);
+    }
     // The queue is in arrival order, so the aged-out requests are at its head: stop at the first young one.
     for (let oldest = this.oldest(); oldest !== undefined && request.mono - oldest.mono > this.maxAgeMs; oldest = this.oldest()) {
       this.evict(oldest, pushedOut);

@@ -10,7 +10,7 @@ import type { Direction, Frame, JsonRpcErrorObject, JsonRpcId, Message } from '.
 import { decodeJsonRpc, peekIdAndMethod } from '../protocols/jsonrpc.js';
 import { withoutCutCharacter } from '../framing/lines.js';
 import { asObject, asString, describePeer, KNOWN_RESULT_TYPES, KNOWN_REVISIONS, META, peerInfo, requestMeta, resultServerInfo, type PeerInfo, type RequestMeta } from '../protocols/mcp.js';
-import { LEVEL, RAW_PARSED, type FrameFields, type RecordDraft, type RecordSink } from '../log/schema.js';
+import { LEVEL, RAW_PARSED, type EvictedRequest, type FrameFields, type RecordDraft, type RecordSink } from '../log/schema.js';
 import { Correlator, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_AGE_MS, opposite, roundMs, type Answered, type OpenRequest } from './correlator.js';
 import { CallRounds, isRetry, roundKey, ROUND_METHODS } from './rounds.js';
 import { TaskOrigins } from './tasks.js';
@@ -24,6 +24,7 @@ import {
   describeRoundsDone,
   describeSubscriptionEnd,
   describeNotification,
+  describeEvicted,
   describePending,
   describeRequest,
   describeResult,
@@ -68,7 +69,7 @@ function answeredFields(draft: ResponseDraft, answered: Answered): void {
 }
 
 /** An answer to a request whose `pending` record came first (it was evicted to bound memory). */
-const AFTER_PENDING_NOTE = 'It answers a request mcptap had stopped tracking to bound memory (its pending record is earlier in the log).';
+const AFTER_PENDING_NOTE = 'It answers a request mcptap had stopped tracking to bound memory (its evicted record is earlier in the log).';
 /** An answer to no request mcptap holds, in a session that has forgotten requests it evicted. */
 const MAYBE_FORGOTTEN_NOTE = 'It may answer one of the requests mcptap stopped tracking to bound memory: too many were waiting to remember them all.';
 
@@ -374,11 +375,28 @@ export class McpSession {
     if (request.progressToken !== undefined) open.progressToken = request.progressToken;
     if (request.params !== undefined) open.params = request.params;
     if (request.call !== undefined) open.call = request.call;
+    const evicted: OpenRequest[] = [];
     for (const pushedOut of this.pairing(open.dir).request(open)) {
       // Same direction and id (typed): the sender reused an id still in flight, a protocol bug worth naming.
-      const reused = pushedOut.dir === open.dir && pushedOut.id === open.id;
-      this.writePending(pushedOut, frame.time, frame.mono, reused ? 'reused' : 'evicted');
+      if (pushedOut.dir === open.dir && pushedOut.id === open.id) this.writePending(pushedOut, frame.time, frame.mono, 'reused');
+      else evicted.push(pushedOut);
     }
+    if (evicted.length > 0) this.writeEvicted(evicted, frame.time, frame.mono);
+  }
+
+  /** Requests let go together to bound memory: one record for them all (pendingOfEvicted reads each back). */
+  private writeEvicted(requests: OpenRequest[], time: number, mono: number): void {
+    let owed = false;
+    const entries = requests.map((request) => {
+      const entry: EvictedRequest = { dir: request.dir, id: request.id, method: request.method, requestSeq: request.seq, ageMs: roundMs(mono - request.mono) };
+      if (request.tool !== undefined) entry.tool = request.tool;
+      if (request.cancelled) entry.cancelled = true;
+      // A cancelled request is owed no answer, nor is a subscription (2026-07-28) a call: no warning for those.
+      else if (request.method !== 'subscriptions/listen') owed = true;
+      return entry;
+    });
+    // The list last, as a frame's raw is: the line reads its sentence first.
+    this.sink.write({ time, kind: 'evicted', level: owed ? LEVEL.warn : LEVEL.info, msg: describeEvicted(entries), requests: entries });
   }
 
   private relatedRequest(dir: Direction, method: string, params: Record<string, unknown> | undefined): OpenRequest | undefined {
@@ -439,7 +457,6 @@ export class McpSession {
     if (subscription) draft.subscription = true;
     if (request.tool !== undefined) draft.tool = request.tool;
     if (request.cancelled) draft.cancelled = true;
-    if (why === 'evicted') draft.evicted = true;
     this.sink.write(draft);
   }
 

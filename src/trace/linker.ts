@@ -6,6 +6,7 @@
  * the lag is linked in one cut, as the whole-log linker did; links the window missed are counted in `notes`.
  */
 import type { LogRecord } from '../log/schema.js';
+import { pendingOfEvicted } from '../log/evicted.js';
 import { DEFAULT_MAX_PENDING } from '../session/correlator.js';
 import { RecentMap } from '../session/recent-map.js';
 import { ToolNameMap, type ToolTarget } from './tool-names.js';
@@ -177,6 +178,9 @@ export class TraceLinker {
         break;
       case 'pending':
         if (r.method === 'tools/call') this.noteMcpGivenUp(r);
+        break;
+      case 'evicted':
+        for (const p of pendingOfEvicted(r)) if (p.method === 'tools/call') this.noteMcpGivenUp(p);
         break;
       default:
         break;

@@ -87,7 +87,7 @@ function colourOf(r: LogRecord): Colour {
   const o = r as unknown as Record<string, unknown>;
   // A subscription that ended and a 2025 server's answer to a version probe are how those go, not failures.
   if (o.subscription === true || o.versionFallback === true) return 'dim';
-  if (r.kind === 'invalid' || r.kind === 'pending' || o.error !== undefined || o.isError === true || r.kind === 'llm-error') return 'red';
+  if (r.kind === 'invalid' || r.kind === 'pending' || r.kind === 'evicted' || o.error !== undefined || o.isError === true || r.kind === 'llm-error') return 'red';
   if (r.kind === 'stderr') return 'gray';
   if (r.kind === 'lifecycle') return 'yellow';
   if (r.kind === 'request' || r.kind === 'llm-request' || r.kind === 'http-request') return 'blue';

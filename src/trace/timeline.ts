@@ -198,6 +198,12 @@ function stepsOf(r: LogRecord, ctx: StepContext): TimelineArrow[] {
     case 'pending':
       add(`mcp:${r.label}`, `mcp:${r.label}`, `${r.method}${r.tool ? ` ${r.tool}` : ''} #${String(r.id)} never answered`, 'note');
       break;
+    case 'evicted': {
+      const one = r.requests.length === 1 ? r.requests[0]! : undefined;
+      const what = one ? `${one.method}${one.tool ? ` ${one.tool}` : ''} #${String(one.id)}` : `${r.requests.length} requests`;
+      add(`mcp:${r.label}`, `mcp:${r.label}`, `${what} unanswered so far, no longer tracked`, 'note');
+      break;
+    }
     default:
       break;
   }
@@ -342,7 +348,7 @@ function isLlm(r: LogRecord): boolean {
 }
 
 function isMcp(r: LogRecord): boolean {
-  return r.kind === 'request' || r.kind === 'response' || r.kind === 'notification' || r.kind === 'invalid' || r.kind === 'pending';
+  return r.kind === 'request' || r.kind === 'response' || r.kind === 'notification' || r.kind === 'invalid' || r.kind === 'pending' || r.kind === 'evicted';
 }
 
 function argumentsOf(raw: string): string {

@@ -62,6 +62,23 @@ describe('checkRecords', () => {
     expect(report.sessions[0]!.counts.unanswered).toBe(1);
   });
 
+  test('an evicted record (v6) settles each of its requests as a pending record of it would', () => {
+    const records = clean();
+    records.push(request(2, 'tools/call', { tool: 'slow' }), request(3, 'ping'), request(4, 'ping'));
+    records.push(base('evicted', { level: 40, requests: [
+      { dir: 'c2s', id: 2, method: 'tools/call', tool: 'slow', requestSeq: 4, ageMs: 7 },
+      { dir: 'c2s', id: 3, method: 'ping', requestSeq: 5, ageMs: 6, cancelled: true },
+      { dir: 'c2s', id: 4, method: 'ping', requestSeq: 6, ageMs: 5 },
+    ], msg: 'mcptap stops tracking 3 requests' }));
+    // #4 is answered late; the cancelled #3 is owed nothing; #2 never is.
+    records.push(response(4, 6, { afterPending: true }));
+    const report = checkRecords(records);
+    expect(report.findings.map((f) => [f.signal, f.seq, f.message])).toEqual([
+      ['unanswered', 7, "The client's request tools/call slow #2 has waited 7 ms without an answer; mcptap stops tracking it to bound memory."],
+    ]);
+    expect(report.sessions[0]!.requests).toBe(5);
+  });
+
   test("a late answer to an evicted request check did not wait for (a cancelled one) settles no other", () => {
     const records = clean();
     records.push(request(2, 'tools/call'), request(3, 'tools/call'));

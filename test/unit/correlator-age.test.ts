@@ -18,7 +18,7 @@ describe('unanswered requests age out', () => {
     expect(c.respond('s2c', 2, 1300)?.request.id).toBe(2);
   });
 
-  it('McpSession logs the aged-out request as pending, once', () => {
+  it('McpSession logs the aged-out request as evicted, once', () => {
     const records: RecordDraft[] = [];
     const session = new McpSession({ sink: { write: (d) => records.push(d) - 1 }, stdio: true, maxPendingAgeMs: 1000 });
     const frame = (id: number, mono: number) => {
@@ -27,10 +27,10 @@ describe('unanswered requests age out', () => {
     };
     session.observe(frame(1, 0));
     session.observe(frame(2, 5000));
-    const pending = records.filter((r) => r.kind === 'pending');
-    expect(pending).toHaveLength(1);
-    expect(pending[0]).toMatchObject({ id: 1, ageMs: 5000, tool: 'slow' });
+    const evicted = records.filter((r) => r.kind === 'evicted');
+    expect(evicted).toHaveLength(1);
+    expect(evicted[0]).toMatchObject({ requests: [{ id: 1, ageMs: 5000, tool: 'slow' }] });
     session.end(6000, 6000);
-    expect(records.filter((r) => r.kind === 'pending').map((r) => (r as { id: number }).id)).toEqual([1, 2]);
+    expect(records.filter((r) => r.kind === 'pending').map((r) => (r as { id: number }).id)).toEqual([2]);
   });
 });

@@ -149,7 +149,9 @@ describe('Correlator', () => {
     expect(ids[0]).toBe(7);
     expect(ids.slice(1)).toEqual([...ids.slice(1)].sort((a, b) => a - b));
     expect(new Set(ids).size).toBe(ids.length);
-    expect(c.size).toBe(1000);
+    // Past the bound the oldest tenth goes at once: between 900 and 1,000 stay.
+    expect(c.size).toBeGreaterThanOrEqual(900);
+    expect(c.size).toBeLessThanOrEqual(1000);
     expect(ids.every((seq) => seq % 7 === 0 || seq >= 4999)).toBe(true);
   });
 

@@ -233,28 +233,41 @@ describe('McpSession: correlation and edge cases', () => {
     expect(sink.records[0]).toMatchObject({ crlf: true, kind: 'notification' });
   });
 
-  test('unanswered requests become pending at the end, and when evicted', () => {
+  test('unanswered requests are evicted past the bound, and become pending at the end', () => {
     const { sink, mcp } = session(2);
     for (let i = 0; i < 3; i++) mcp.observe(frame('c2s', `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"t${i}"}}`));
-    const evicted = sink.records.find((r) => r.kind === 'pending');
-    expect(evicted).toMatchObject({ id: 0, tool: 't0', requestSeq: 0, level: 40 });
-    expect(evicted!.msg).toMatch(/has waited .* without an answer; mcptap stops tracking it/);
+    const evicted = sink.records.find((r) => r.kind === 'evicted');
+    expect(evicted).toMatchObject({ level: 40, requests: [{ dir: 'c2s', id: 0, method: 'tools/call', tool: 't0', requestSeq: 0, ageMs: 10 }] });
+    expect(evicted!.msg).toBe("The client's request tools/call t0 #0 has waited 10 ms without an answer; mcptap stops tracking it to bound memory.");
     mcp.end(1_900_000_000_000, clock + 100);
     const pending = sink.records.filter((r) => r.kind === 'pending');
-    expect(pending.map((p) => p.id)).toEqual([0, 1, 2]);
-    expect(pending[2]!.msg).toMatch(/^The client's request tools\/call t2 #2 was never answered \(waited 100 ms/);
-    expect(pending[2]!.ageMs).toBe(100);
+    expect(pending.map((p) => p.id)).toEqual([1, 2]);
+    expect(pending[1]!.msg).toMatch(/^The client's request tools\/call t2 #2 was never answered \(waited 100 ms/);
+    expect(pending[1]!.ageMs).toBe(100);
   });
 
-  test('an answer to an evicted request is paired with it all the same, and says its pending record came first', () => {
+  test('past the bound the oldest tenth goes at once, in one record that counts them by sender', () => {
+    const { sink, mcp } = session(20);
+    for (let i = 0; i < 20; i++) mcp.observe(frame(i % 4 === 0 ? 's2c' : 'c2s', `{"jsonrpc":"2.0","id":${i},"method":"ping"}`));
+    expect(sink.records.filter((r) => r.kind === 'evicted')).toEqual([]);
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":20,"method":"ping"}'));
+    const evicted = sink.records.filter((r) => r.kind === 'evicted');
+    // 21 open, 18 kept: the three oldest, #0 from the server and #1, #2 from the client.
+    expect(evicted).toHaveLength(1);
+    expect(evicted[0]).toMatchObject({ level: 40, requests: [{ dir: 's2c', id: 0 }, { dir: 'c2s', id: 1 }, { dir: 'c2s', id: 2 }] });
+    expect(evicted[0]!.msg).toBe("mcptap stops tracking 2 of the client's and 1 of the server's requests, the oldest it held, to bound memory: they had waited 90 ms to 100 ms without an answer.");
+    expect(mcp.openRequests).toBe(18);
+  });
+
+  test('an answer to an evicted request is paired with it all the same, and says its eviction came first', () => {
     const { sink, mcp } = session(2);
     for (let i = 0; i < 3; i++) mcp.observe(frame('c2s', `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"t${i}"}}`));
     mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":0,"result":{"content":[]}}'));
     mcp.observe(frame('s2c', '{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"again"}}'));
     const [pending, late, unpaired] = sink.records.filter((r) => r.kind !== 'request');
-    expect(pending).toMatchObject({ kind: 'pending', id: 0, requestSeq: 0, evicted: true });
+    expect(pending).toMatchObject({ kind: 'evicted', requests: [{ id: 0, requestSeq: 0 }] });
     expect(late).toMatchObject({ kind: 'response', id: 0, requestSeq: 0, method: 'tools/call', tool: 't0', latencyMs: 15, afterPending: true });
-    expect(late!.msg).toBe('Tool t0 returned no content (15 ms). It answers a request mcptap had stopped tracking to bound memory (its pending record is earlier in the log).');
+    expect(late!.msg).toBe('Tool t0 returned no content (15 ms). It answers a request mcptap had stopped tracking to bound memory (its evicted record is earlier in the log).');
     // Answered once: a second answer with the id pairs with nothing.
     expect(unpaired).toMatchObject({ kind: 'response', id: 0 });
     expect(unpaired!.requestSeq).toBeUndefined();

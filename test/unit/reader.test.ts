@@ -5,6 +5,7 @@ import { LONG_LINE, listLogFiles, parseRecordLine, readAllRecords, readLogs, typ
 import { FRAME_HEAD_BYTES } from '../../src/log/long-line.js';
 import { McptapError } from '../../src/types.js';
 import { LOG_FORMAT_VERSION, type LogRecord } from '../../src/log/schema.js';
+import { pendingOfEvicted } from '../../src/log/evicted.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const root = tempDir('mcptap-reader-');
@@ -138,6 +139,27 @@ describe('every record is checked against its kind as it is read', () => {
     expect(parseRecordLine(rec('s', 0, 1, { kind: 'stderr', text: 3, bytes: 1, dir: 's2c' }))).toEqual({ problem: 'a stderr record with a wrong type for text (a string)' });
     expect(parseRecordLine(rec('s', 0, 1, { code: 'x' }))).toEqual({ problem: 'a lifecycle record with a wrong type for code (a number or null)' });
     expect(parseRecordLine(rec('s', 0, 1, { somethingNew: [1, { a: 2 }] }))).toHaveProperty('record');
+  });
+
+  test('an evicted record (v6) reads as the pending records of its requests; a malformed one is a problem', () => {
+    const requests = [
+      { dir: 'c2s', id: 7, method: 'tools/call', tool: 'slow', requestSeq: 3, ageMs: 12.5 },
+      { dir: 's2c', id: 'x', method: 'subscriptions/listen', requestSeq: 4, ageMs: 2 },
+      { dir: 'c2s', id: 8, method: 'ping', requestSeq: 5, ageMs: 1, cancelled: true },
+    ];
+    const line = rec('s', 9, 100, { v: 6, kind: 'evicted', level: 40, msg: 'mcptap stops tracking 3 requests', requests });
+    const parsed = parseRecordLine(line);
+    if (!parsed || !('record' in parsed) || parsed.record.kind !== 'evicted') throw new Error('not read');
+    const stamp = { v: 6, time: 100, seq: 9, session: 's', channel: 'stdio', label: 's', kind: 'pending', evicted: true };
+    expect(pendingOfEvicted(parsed.record)).toEqual([
+      { ...stamp, dir: 'c2s', id: 7, method: 'tools/call', tool: 'slow', requestSeq: 3, ageMs: 12.5, level: 40, msg: "The client's request tools/call slow #7 has waited 13 ms without an answer; mcptap stops tracking it to bound memory." },
+      { ...stamp, dir: 's2c', id: 'x', method: 'subscriptions/listen', requestSeq: 4, ageMs: 2, level: 30, subscription: true, msg: "The client's subscription (subscriptions/listen #x) was open for 2 ms and ended and mcptap stops tracking it; a subscription gets a response only when the server ends it." },
+      { ...stamp, dir: 'c2s', id: 8, method: 'ping', requestSeq: 5, ageMs: 1, level: 30, cancelled: true, msg: "The client cancelled its request ping #8 and, as MCP says, got no answer (1 ms after it was sent; mcptap stops tracking it)." },
+    ]);
+    const wrong = 'an evicted record with a wrong type for requests (a list of requests, each with a dir, id, method, requestSeq and ageMs)';
+    expect(parseRecordLine(rec('s', 9, 100, { v: 6, kind: 'evicted', requests: [{ ...requests[0], requestSeq: undefined }] }))).toEqual({ problem: wrong });
+    expect(parseRecordLine(rec('s', 9, 100, { v: 6, kind: 'evicted', requests: [] }))).toEqual({ problem: wrong });
+    expect(parseRecordLine(rec('s', 9, 100, { v: 6, kind: 'evicted' }))).toEqual({ problem: 'an evicted record without requests' });
   });
 
   test('an unknown kind is a problem, unless a newer mcptap wrote it', () => {
