@@ -68,7 +68,7 @@ function answeredFields(draft: ResponseDraft, answered: Answered): void {
   if (answered.afterPending) draft.afterPending = true;
 }
 
-/** An answer to a request whose `pending` record came first (it was evicted to bound memory). */
+/** An answer to a request whose `evicted` record came first (it was let go to bound memory). */
 const AFTER_PENDING_NOTE = 'It answers a request mcptap had stopped tracking to bound memory (its evicted record is earlier in the log).';
 /** An answer to no request mcptap holds, in a session that has forgotten requests it evicted. */
 const MAYBE_FORGOTTEN_NOTE = 'It may answer one of the requests mcptap stopped tracking to bound memory: too many were waiting to remember them all.';
