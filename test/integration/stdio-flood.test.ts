@@ -8,11 +8,20 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/temp-dir.js';
+import { readAllRecords } from '../../src/log/reader.js';
+import { pendingOfEvicted } from '../../src/log/evicted.js';
+import { checkRecords } from '../../src/check/check.js';
+import type { EvictedRecord } from '../../src/log/schema.js';
 
-const line = (i: number): string => `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"flood ${i}"}}\n`;
+const notification = (i: number): string => `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"flood ${i}"}}\n`;
+const request = (i: number): string => `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"text":"flood ${i}"}}}\n`;
 
 /** Run `mcptap -- cat`, write `lines` lines, end stdin; `whileDraining` runs once the server has gone. */
-async function flood(lines: number, whileDraining?: (pid: number) => void): Promise<{ code: number | null; stdoutBytes: number; sent: number; stderr: string; records: Record<string, unknown>[] }> {
+async function flood(
+  lines: number,
+  whileDraining?: (pid: number) => void,
+  line = notification,
+): Promise<{ code: number | null; stdoutBytes: number; sent: number; stderr: string; records: Record<string, unknown>[]; logDir: string }> {
   const logDir = tempDir('mcptap-flood-');
   const child = spawn(process.execPath, ['bin/mcptap.js', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stdoutBytes = 0;
@@ -40,7 +49,7 @@ async function flood(lines: number, whileDraining?: (pid: number) => void): Prom
   const code = await closed;
   const [file] = readdirSync(logDir);
   const records = readFileSync(join(logDir, file!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { code, stdoutBytes, sent, stderr, records };
+  return { code, stdoutBytes, sent, stderr, records, logDir };
 }
 
 describe('a flood through mcptap -- cat', () => {
@@ -54,6 +63,25 @@ describe('a flood through mcptap -- cat', () => {
     expect(run.records.filter((r) => r.event === 'warning')).toEqual([]);
     expect(run.stderr).not.toMatch(/dropped|behind/);
     expect(run.records.at(-1)).toMatchObject({ kind: 'lifecycle', event: 'exit', code: 0 });
+  });
+
+  it('a flood of requests nobody answers: each is logged, then let go once, and check counts every one unanswered', { timeout: 120_000 }, async () => {
+    // cat sends each request back, so the tap sees 30,000 from each side, far past the 10,000 it tracks.
+    const run = await flood(30_000, undefined, request);
+    expect(run.code).toBe(0);
+    expect(run.stdoutBytes).toBe(run.sent);
+    const records = await readAllRecords([run.logDir]);
+    const requests = records.filter((r) => r.kind === 'request');
+    expect(requests).toHaveLength(60_000);
+    const evictions = records.filter((r): r is EvictedRecord => r.kind === 'evicted');
+    // Past 10,000 open the oldest 1,001 go at once, in one record: 50 times, 50,050 requests; the 9,950 still
+    // open when cat exits are pending at the end.
+    expect(evictions.map((r) => r.requests.length)).toEqual(Array(50).fill(1001));
+    expect(records.filter((r) => r.kind === 'pending')).toHaveLength(9950);
+    const letGo = [...evictions.flatMap(pendingOfEvicted), ...records.filter((r) => r.kind === 'pending')];
+    expect(letGo.map((p) => (p.kind === 'pending' ? p.requestSeq : -1)).sort((a, b) => a - b)).toEqual(requests.map((r) => r.seq));
+    const report = checkRecords(records);
+    expect(report.sessions[0]).toMatchObject({ requests: 60_000, counts: { unanswered: 60_000 } });
   });
 
   it('a SIGTERM while the log is still being written ends mcptap with what was written and one warning for the rest', { timeout: 120_000 }, async () => {
