@@ -2,7 +2,7 @@
  * An append-only file written asynchronously, in order, with a bounded buffer: the destination under LogWriter.
  *
  * pino's destination (SonicBoom) was the first choice; it is replaced by this small class because every exit
- * path of SonicBoom (`end`, `flushSync`) fsyncs, which cost 40–70 ms at each server exit in profiles, and its
+ * path of SonicBoom (`end`, `flushSync`) fsyncs, which cost tens of ms at each server exit, and its
  * `flushSync` may write behind an async write still in flight. A log needs neither: here one write is in flight
  * at a time, what is queued behind it goes into the next writes (whole blocks, up to about 1 MiB each), and
  * `end()` waits for the write in flight before writing the rest synchronously.

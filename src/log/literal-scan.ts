@@ -2,9 +2,8 @@
  * Whether a text holds one of a set of short ASCII literals, in any case, looked for sixteen characters at a time.
  *
  * Every record's whole text passes the redaction prescreen (redact.ts), so its speed is the speed of logging a big
- * frame: with six regexes it took about half the inspection thread's time on 64 KiB stdio frames. On 2 cores,
- * over 64 KiB of `x`, English and French prose, base64, JSON, code and Japanese, the six regexes took 3.5-5.4 ns a
- * character and this search 0.4-1.1.
+ * frame: with six regexes it took about half the inspection thread's time on 64 KiB stdio frames, and this
+ * search a fifth to a tenth of theirs (docs/benchmarks.md, "Redaction cost per record").
  *
  * The method is the "Teddy" search of Hyperscan and of Rust's aho-corasick crate. A literal's first three
  * characters, lower-cased, are its fingerprint, and the caller groups the literals into up to 8 buckets. For each

@@ -283,9 +283,8 @@ export const PRESCREEN_LITERALS = PRESCREEN_LITERAL_LIST.map(escapeRegExp).join(
 /**
  * PRESCREEN_LITERALS as six regexes of a few literals each: the prescreen of long texts where there is no scanner
  * (literal-scan.ts), and how screenNearLiterals finds every place a literal begins. One regex of all the literals
- * tries each of them at every character (measured 4.1–4.6 ns per character on 2 cores, 64 KiB records); a regex
- * of a few can skip ahead between the places where one of its literals could start, and six of them took 2.5–3.8
- * together (base64 text, where every letter can start one, about the same: 5.1 and 5.6).
+ * tries each of them at every character; a regex of a few can skip ahead between the places where one of its
+ * literals could start, and six of them together cost less (docs/benchmarks.md, "Redaction cost per record").
  */
 const PRESCREEN_GROUPS = [
   /pass|pwd|token/i,
@@ -299,8 +298,7 @@ const PRESCREEN_GROUPS = [
 
 /**
  * PRESCREEN_LITERALS as one regex, for short texts: a streamed piece and its edge, a few dozen characters, where
- * calling six regexes, or copying the text for the scanner, costs more than reading it (2 cores, 32 characters of
- * prose: 239 ns, against 475 for the six and 333 for the scanner; 64: 487, 815 and 412).
+ * calling six regexes, or copying the text for the scanner, costs more than reading it.
  */
 const PRESCREEN_AT_ONCE = new RegExp(PRESCREEN_LITERALS, 'i');
 /** Texts up to this long are screened with PRESCREEN_AT_ONCE (where it and the scanner measured about the same). */
@@ -356,11 +354,9 @@ const MIN_TRIES_TO_JUDGE = 128;
 /**
  * The default rules' screen (SCREEN_SOURCE) over a long text, tried only where a match could begin: up to
  * SCREEN_REACH characters before each place one of PRESCREEN_LITERALS begins (a text without any is clean after
- * the one search for them, as the prescreen would have it). The one regex
- * costs 14-20 ns a character on 2 cores whatever the text, because its look-behinds are tried everywhere; this
- * costs a search for the literals and up to nine tries per literal (64 KiB records, measured: base64 and prose
- * 1.5-2x faster; see docs/benchmarks.md). The scanner finds the places, where it can: over 64 KiB of prose with
- * a `key` every 2000 characters, or one `token` at the end, 84-87 µs against 426-482 for the groups.
+ * the one search for them, as the prescreen would have it). The one regex tries its look-behinds at every
+ * character whatever the text; this costs a search for the literals and up to nine tries per literal. The
+ * scanner finds the places, where it can (figures in docs/benchmarks.md, "Redaction cost per record").
  */
 export function screenNearLiterals(text: string): boolean {
   const scanner = prescreenScanner();
@@ -506,7 +502,7 @@ export class Redactor {
     // on long frames (user rules skip it). Where the two texts differ, `text` is also the cheaper one to search:
     // exactText holds a character outside ASCII, most often one outside Latin-1 as well (the `…` of a big
     // frame's summary), and then V8 keeps all of it at two bytes a character, which the scanner copies flat and
-    // narrows again (a 64 KiB record: 208-222 µs, against 38-44 for the one-byte text). Every literal of
+    // narrows again, several times the cost of the one-byte text. Every literal of
     // exactText is in text: the escapes only replace characters outside ASCII, which no literal holds.
     return !this.passesPrescreen(text) && this.screenPastPrescreen(exactText);
   }
