@@ -210,18 +210,8 @@ export interface PendingRecord extends RecordBase {
   subscription?: boolean;
 }
 
-/** One request of an `evicted` record: what a `pending` record of it would say. */
-export interface EvictedRequest {
-  dir: Direction;
-  id: JsonRpcId;
-  method: string;
-  tool?: string;
-  requestSeq: number;
-  /** How long it had been waiting. */
-  ageMs: number;
-  /** Its sender had cancelled it: no answer was owed. */
-  cancelled?: true;
-}
+/** One request of an `evicted` record: the fields a `pending` record of it would have. */
+export type EvictedRequest = Pick<PendingRecord, 'dir' | 'id' | 'method' | 'tool' | 'requestSeq' | 'ageMs' | 'cancelled'>;
 
 /**
  * Requests mcptap stopped tracking at once, to bound memory, none of them answered yet (log format v6; v5 wrote
