@@ -386,15 +386,14 @@ export class McpSession {
 
   /** Requests let go together to bound memory: one record for them all (pendingOfEvicted reads each back). */
   private writeEvicted(requests: OpenRequest[], time: number, mono: number): void {
-    let owed = false;
     const entries = requests.map((request) => {
       const entry: EvictedRequest = { dir: request.dir, id: request.id, method: request.method, requestSeq: request.seq, ageMs: roundMs(mono - request.mono) };
       if (request.tool !== undefined) entry.tool = request.tool;
       if (request.cancelled) entry.cancelled = true;
-      // A cancelled request is owed no answer, nor is a subscription (2026-07-28) a call: no warning for those.
-      else if (request.method !== 'subscriptions/listen') owed = true;
       return entry;
     });
+    // A cancelled request is owed no answer, nor is a subscription (2026-07-28) a call: no warning for those alone.
+    const owed = requests.some((request) => !request.cancelled && request.method !== 'subscriptions/listen');
     // The list last, as a frame's raw is: the line reads its sentence first.
     this.sink.write({ time, kind: 'evicted', level: owed ? LEVEL.warn : LEVEL.info, msg: describeEvicted(entries), requests: entries });
   }
