@@ -311,6 +311,20 @@ describe('McpSession: correlation and edge cases', () => {
     expect(pending[0]!.msg).toBe('The client cancelled its request tools/call slow #4 and, as MCP says, got no answer (20 ms after it was sent).');
   });
 
+  test('an eviction of cancelled requests alone is no warning; one with an owed request among them is', () => {
+    const { sink, mcp } = session(1);
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow"}}'));
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4,"reason":"AbortError"}}'));
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"other"}}'));
+    mcp.observe(frame('c2s', '{"jsonrpc":"2.0","id":6,"method":"ping"}'));
+    const evicted = sink.records.filter((r) => r.kind === 'evicted');
+    expect(evicted.map((r) => [r.level, r.requests.map((e) => [e.id, e.cancelled])])).toEqual([
+      [30, [[4, true]]],
+      [40, [[5, undefined]]],
+    ]);
+    expect(evicted[0]!.msg).toBe('The client cancelled its request tools/call slow #4 and, as MCP says, got no answer (10 ms after it was sent; mcptap stops tracking it).');
+  });
+
   describe('frames over the cap', () => {
     const big = 'x'.repeat(4000);
     function truncated(dir: Direction, text: string, cap = 1000): Frame {
