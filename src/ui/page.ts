@@ -35,7 +35,7 @@ export function uiPage(options: { logDir: string; version: string }): string {
 <main>
 <section id="sessions-section"><h2>Sessions</h2><table id="sessions"><thead><tr><th>label</th><th>role</th><th>channel</th><th>server / models</th><th>tools</th><th>records</th></tr></thead><tbody></tbody></table></section>
 <section id="round-trips-section"><h2>Tool round trips</h2><table id="round-trips"><thead><tr><th>turn</th><th>tool</th><th>arguments</th><th>model</th><th>MCP call</th><th>tool time</th><th>fed back</th><th>result</th></tr></thead><tbody></tbody></table><ul id="findings"></ul></section>
-<section id="diagram-section"><h2>Sequence diagram</h2><div id="diagram" class="svg-wrap"><p class="hint">Waiting for traffic…</p></div></section>
+<section id="diagram-section"><h2>Sequence diagram</h2><p id="diagram-note" class="hint"></p><div id="diagram" class="svg-wrap"><p class="hint">Waiting for traffic…</p></div></section>
 <section id="timeline-section"><h2>Timeline</h2><p class="hint">Every record of every log, merged by time. Click one to see its JSON.</p>
 <div class="split"><div class="scroll"><table id="timeline"><thead><tr><th>time</th><th>label</th><th>dir</th><th>kind</th><th>what</th><th>message</th></tr></thead><tbody></tbody></table></div>
 <aside id="detail"><h3>Record</h3><pre id="json">Click a record.</pre><h3>Frame</h3><pre id="frame"></pre></aside></div></section>
@@ -97,6 +97,8 @@ export const UI_SCRIPT = String.raw`(function () {
       (typeof r.status === 'number' && r.status >= 400);
   }
   function what(r) {
+    // An eviction (log format v6) lists the requests it let go.
+    if (r.kind === 'evicted') return r.requests.length + (r.requests.length === 1 ? ' request: ' : ' requests: ') + methods(r);
     if (r.method && r.tool) return r.method + ' ' + r.tool;
     if (r.method && r.path) return r.method + ' ' + r.path;
     if (r.method) return r.method;
@@ -105,9 +107,16 @@ export const UI_SCRIPT = String.raw`(function () {
     if (r.kind === 'sse') return r.event || (r.comment !== undefined ? ': comment' : 'event');
     return '';
   }
+  function methods(r) {
+    if (r.kind !== 'evicted') return String(r.method || r.endpoint || '');
+    var seen = [];
+    r.requests.forEach(function (e) { if (seen.indexOf(e.method) === -1) seen.push(e.method); });
+    return seen.join(', ');
+  }
   function tools(r) {
     var list = [];
     if (r.tool) list.push(r.tool);
+    (r.requests || []).forEach(function (e) { if (e.tool && list.indexOf(e.tool) === -1) list.push(e.tool); });
     (r.toolCalls || []).forEach(function (c) { list.push(c.name); });
     (r.toolResults || []).forEach(function (c) { if (c.name) list.push(c.name); });
     return list;
@@ -117,7 +126,7 @@ export const UI_SCRIPT = String.raw`(function () {
     var t = $('filter-tool').value.trim().toLowerCase();
     var d = $('filter-dir').value;
     var k = $('filter-kind').value;
-    if (m && String(r.method || r.endpoint || '').toLowerCase().indexOf(m) === -1) return false;
+    if (m && methods(r).toLowerCase().indexOf(m) === -1) return false;
     if (t && !tools(r).some(function (x) { return String(x).toLowerCase().indexOf(t) !== -1; })) return false;
     if (d && r.dir !== d) return false;
     if (k && r.kind !== k) return false;
@@ -155,7 +164,8 @@ export const UI_SCRIPT = String.raw`(function () {
     $('shown').textContent = shown.length + ' of ' + records.length + ' records' + (from > 0 ? ' (last ' + MAX_ROWS + ' shown)' : '');
   }
 
-  function addRecords(list) {
+  /** Keep records, and the kinds they bring to the filter; false when one came before the last kept. */
+  function keep(list) {
     var inOrder = true;
     list.forEach(function (r) {
       if (!kinds[r.kind]) {
@@ -167,15 +177,21 @@ export const UI_SCRIPT = String.raw`(function () {
       if (records.length && r.time < records[records.length - 1].time) inOrder = false;
       records.push(r);
     });
-    if (!inOrder) {
-      records.sort(function (a, b) { return a.time - b.time; });
+    return inOrder;
+  }
+  function byTime(a, b) { return a.time - b.time; }
+
+  function addRecords(list) {
+    if (!keep(list)) {
+      records.sort(byTime);
       renderAll();
       return;
     }
     var frag = document.createDocumentFragment();
     for (var i = records.length - list.length; i < records.length; i++) if (matches(records[i])) frag.appendChild(row(records[i], i));
     tbody.appendChild(frag);
-    while (tbody.rows.length > MAX_ROWS) tbody.deleteRow(0);
+    // Counted once: each look at tbody.rows.length walks the rows again once one is deleted.
+    for (var excess = tbody.rows.length - MAX_ROWS; excess > 0; excess--) tbody.removeChild(tbody.firstChild);
     var count = 0;
     for (var k = 0; k < records.length; k++) if (matches(records[k])) count++;
     $('shown').textContent = count + ' of ' + records.length + ' records';
@@ -233,6 +249,7 @@ export const UI_SCRIPT = String.raw`(function () {
     if (m.error) f.appendChild(el('li', m.error, 'warn'));
     // Rendered by the server with the html view's renderer, which escapes every text it draws.
     if (typeof m.svg === 'string') $('diagram').innerHTML = m.svg;
+    $('diagram-note').textContent = m.earlierSteps > 0 ? 'The diagram draws the newest ' + m.drawnSteps + ' arrows; the ' + m.earlierSteps + ' before them are left out (mcptap view --format timeline shows every one).' : '';
   }
 
   function status(state, text) { var s = $('status'); s.dataset.state = state; s.textContent = text; }
@@ -253,10 +270,15 @@ export const UI_SCRIPT = String.raw`(function () {
         var left = $('left-out');
         left.hidden = !(m.leftOutMb > 0);
         left.textContent = m.leftOutMb > 0 ? 'The older ' + m.leftOutMb + ' MB of the logs are not shown: the live view holds their newest ' + m.maxMb + ' MB (mcptap view reads them all).' : '';
+      } else if (m.type === 'records' && m.backfill) {
+        // The past is drawn once, when all of it is here: drawing each batch as it came took seconds.
+        keep(m.records);
       } else if (m.type === 'records') {
         addRecords(m.records);
-        if (!m.backfill) status('live', 'live \u00b7 ' + records.length + ' records');
+        status('live', 'live \u00b7 ' + records.length + ' records');
       } else if (m.type === 'backfill-done') {
+        records.sort(byTime);
+        renderAll();
         status('live', 'live \u00b7 ' + records.length + ' records');
       } else if (m.type === 'trace') {
         renderTrace(m);

@@ -17,7 +17,7 @@ import { checkHostHeader, nonLoopbackWarning } from '../net-safety.js';
 import { parseListenAddress } from '../addresses.js';
 import { linkTrace } from '../trace/link.js';
 import { buildTimeline } from '../trace/timeline.js';
-import { renderSequenceSvg } from '../trace/html.js';
+import { DEFAULT_HTML_MAX_STEPS, renderSequenceSvg } from '../trace/html.js';
 import { McptapError } from '../types.js';
 import { MCPTAP_VERSION } from '../version.js';
 import { LogTail } from './tail.js';
@@ -198,12 +198,17 @@ function broadcast(clients: Set<WebSocket>, message: unknown): void {
 function traceMessage(records: LogRecord[]): Record<string, unknown> {
   try {
     const trace = linkTrace(records);
+    const timeline = buildTimeline(records, trace);
+    // The newest arrows, as many as the html view draws: a diagram of every arrow of a long log is megabytes.
+    const steps = timeline.steps.slice(-DEFAULT_HTML_MAX_STEPS);
     return {
       type: 'trace',
       sessions: trace.sessions,
       roundTrips: trace.roundTrips,
       diagnostics: trace.diagnostics,
-      svg: renderSequenceSvg(buildTimeline(records, trace)),
+      svg: renderSequenceSvg({ ...timeline, steps }),
+      drawnSteps: steps.length,
+      earlierSteps: timeline.steps.length - steps.length,
     };
   } catch (error) {
     return { type: 'trace', error: `the trace could not be linked: ${(error as Error).message}` };

@@ -214,6 +214,44 @@ describe('mcptap ui in headless Chromium', () => {
     expect(new Set(kinds)).toEqual(new Set(['llm-response', 'llm-request', 'request', 'response']));
   });
 
+  it.runIf(HAVE_CHROMIUM)(`shows an eviction as one row that the method and tool filters keep${NEEDS_CHROMIUM}`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const logs = join(dir, 'logs');
+    // 6,000 requests through cat, which sends each back: 12,000 open, past the 10,000 the tap tracks.
+    const cat = spawn(process.execPath, [BIN, '--log-dir', logs, '--', 'cat'], { stdio: ['pipe', 'ignore', 'ignore'] });
+    const exited = new Promise<void>((resolve) => cat.once('exit', () => resolve()));
+    const lines = Array.from({ length: 6000 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}\n`);
+    cat.stdin!.end(lines.join(''));
+    await exited;
+    const ui = await startUi(logs);
+    const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    cleanups.push(() => context.close());
+    const tab = await context.newPage();
+    await tab.goto(ui.url);
+    await tab.waitForSelector('#status[data-state="live"]');
+    // The page shows the newest 5,000 rows: the evictions, early in the log, are found with the kind filter.
+    await tab.waitForSelector('#filter-kind option[value="evicted"]', { state: 'attached', timeout: 15_000 });
+    await tab.selectOption('#filter-kind', 'evicted');
+    await tab.waitForFunction(() => document.querySelectorAll('#timeline tr.rec').length === 2, undefined, { timeout: 15_000 });
+    const shown = () => tab.$$eval('#timeline tr.rec', (trs) => trs.map((tr) => [tr.dataset.kind, tr.querySelector('td.w')?.textContent, tr.classList.contains('err')]));
+    expect(await shown()).toEqual([
+      ['evicted', '1001 requests: tools/call', true],
+      ['evicted', '1001 requests: tools/call', true],
+    ]);
+    await tab.fill('#filter-method', 'tools/call');
+    await tab.fill('#filter-tool', 'echo');
+    expect(await shown()).toHaveLength(2);
+    await tab.fill('#filter-method', 'ping');
+    expect(await rows(tab)).toEqual([]);
+    // The diagram draws the newest arrows only, as the html view does, and says so.
+    await tab.waitForSelector('#diagram svg.sequence', { state: 'attached' });
+    expect(await tab.textContent('#diagram-note')).toMatch(/^The diagram draws the newest 400 arrows; the \d+ before them are left out/);
+  });
+
   it('refuses requests and WebSockets whose Host or Origin do not name it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcptap-ui-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
