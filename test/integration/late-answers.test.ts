@@ -1,6 +1,7 @@
 /**
  * More requests in flight than mcptap tracks, every one answered: the official SDK client fires 12,000 tool calls
- * at once at an SDK server that answers none until all have come. mcptap's table holds 10,000: past that it lets
+ * at once at an SDK server that answers none until all have come; SDK v1 (2025-11-25) and SDK v2 (2026-07-28,
+ * stateless: no initialize, each request carrying its revision). mcptap's table holds 10,000: past that it lets
  * the oldest tenth go at once, twice here (an `evicted` record each time, 2,002 requests in all), and pairs their
  * answers all the same when they come: no answer to
  * "a request mcptap did not see", `check` passes the log, and the trace and the exports (HAR, OTLP) show every
@@ -8,6 +9,8 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkRecords } from '../../src/check/check.js';
 import { buildHar } from '../../src/export/har.js';
@@ -19,30 +22,44 @@ import type { LogRecord } from '../../src/log/schema.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const CALLS = 12_000;
-let records: LogRecord[];
-let texts: string[];
 
-beforeAll(async () => {
+interface Run {
+  records: LogRecord[];
+  texts: string[];
+}
+
+/** The calls through mcptap, all at once; the records of its logs once it has exited. */
+async function loadTest(sdk: 'v1' | 'v2'): Promise<Run> {
   const logDir = tempDir('mcptap-late-');
-  const transport = new StdioClientTransport({
+  const server = sdk === 'v1' ? 'test/support/barrier-server.mjs' : 'test/support/barrier-server-v2.mjs';
+  const options = {
     command: process.execPath,
-    args: ['bin/mcptap.js', '--log-dir', logDir, '--', process.execPath, 'test/support/barrier-server.mjs'],
+    args: ['bin/mcptap.js', '--log-dir', logDir, '--', process.execPath, server],
     env: { ...(process.env as Record<string, string>), BARRIER: String(CALLS) },
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'load-test', version: '1.0.0' });
-  await client.connect(transport);
+    stderr: 'pipe' as const,
+  };
+  // SDK v2 in its `auto` mode probes with server/discover first, in a process of its own.
+  const client = sdk === 'v1' ? new Client({ name: 'load-test', version: '1.0.0' }) : new ClientV2({ name: 'load-test', version: '2.4.0' }, { versionNegotiation: { mode: 'auto' } });
+  await client.connect(sdk === 'v1' ? new StdioClientTransport(options) : new StdioClientTransportV2(options));
   const results = await Promise.all(Array.from({ length: CALLS }, (_, n) => client.callTool({ name: 'wait', arguments: { n } })));
-  texts = results.map((r) => (r.content as { text: string }[])[0]!.text);
+  const texts = results.map((r) => (r.content as { text: string }[])[0]!.text);
   await client.close();
   // The log is complete once mcptap has exited: wait for its exit record.
+  let records: LogRecord[] = [];
   for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
     records = await readAllRecords([logDir]);
     if (records.at(-1)?.kind === 'lifecycle' && (records.at(-1) as { event?: string }).event === 'exit') break;
   }
-}, 120_000);
+  return { records, texts };
+}
 
-describe('12,000 tool calls in flight at once, all answered', () => {
+describe.each(['v1', 'v2'] as const)('12,000 tool calls in flight at once, all answered (SDK %s)', (sdk) => {
+  let records: LogRecord[];
+  let texts: string[];
+  beforeAll(async () => {
+    ({ records, texts } = await loadTest(sdk));
+  }, 120_000);
+
   it('the client gets every answer', () => {
     expect(texts).toEqual(Array.from({ length: CALLS }, (_, n) => `call ${n}`));
   });

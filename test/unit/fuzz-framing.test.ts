@@ -173,7 +173,7 @@ describe('McpSession under random frames', () => {
         session.end(1000, 1000);
         const requests = sink.records.map((r, seq) => ({ r, seq })).filter(({ r }) => r.kind === 'request');
         for (const { seq } of requests) {
-          const closers = sink.records.flatMap((r) => {
+          const closers = sink.records.flatMap((r): RecordDraft[] => {
             if (r.kind === 'evicted') return r.requests.filter((e) => e.requestSeq === seq).map(() => r);
             return (r.kind === 'response' || r.kind === 'pending') && r.requestSeq === seq ? [r] : [];
           });
