@@ -301,14 +301,15 @@ export function describeHeaderMismatch(mismatches: HeaderMismatch[]): string {
 
 /** A `subscriptions/listen` whose stream ended without the server ending the subscription. */
 export function describeSubscriptionEnd(request: Pick<OpenRequest, 'id'>, ageMs: number, why: PendingWhy): string {
+  if (why === 'evicted') {
+    return `The client's subscription (subscriptions/listen #${request.id}) has been open for ${formatMs(ageMs)}; mcptap stops tracking it to bound memory. A subscription gets a response only when the server ends it.`;
+  }
   const end =
     why === 'cancelled'
       ? 'when the client cancelled it (notifications/cancelled)'
       : why === 'exchange-ended'
         ? 'when its stream closed'
-        : why === 'session-ended'
-          ? 'when the session ended'
-          : 'and mcptap stops tracking it';
+        : 'when the session ended';
   return `The client's subscription (subscriptions/listen #${request.id}) was open for ${formatMs(ageMs)} and ended ${end}; a subscription gets a response only when the server ends it.`;
 }
 

@@ -153,7 +153,7 @@ describe('every record is checked against its kind as it is read', () => {
     const stamp = { v: 6, time: 100, seq: 9, session: 's', channel: 'stdio', label: 's', kind: 'pending', evicted: true };
     expect(pendingOfEvicted(parsed.record)).toEqual([
       { ...stamp, dir: 'c2s', id: 7, method: 'tools/call', tool: 'slow', requestSeq: 3, ageMs: 12.5, level: 40, msg: "The client's request tools/call slow #7 has waited 13 ms without an answer; mcptap stops tracking it to bound memory." },
-      { ...stamp, dir: 's2c', id: 'x', method: 'subscriptions/listen', requestSeq: 4, ageMs: 2, level: 30, subscription: true, msg: "The client's subscription (subscriptions/listen #x) was open for 2 ms and ended and mcptap stops tracking it; a subscription gets a response only when the server ends it." },
+      { ...stamp, dir: 's2c', id: 'x', method: 'subscriptions/listen', requestSeq: 4, ageMs: 2, level: 30, subscription: true, msg: "The client's subscription (subscriptions/listen #x) has been open for 2 ms; mcptap stops tracking it to bound memory. A subscription gets a response only when the server ends it." },
       { ...stamp, dir: 'c2s', id: 8, method: 'ping', requestSeq: 5, ageMs: 1, level: 30, cancelled: true, msg: "The client cancelled its request ping #8 and, as MCP says, got no answer (1 ms after it was sent; mcptap stops tracking it)." },
     ]);
     const wrong = 'an evicted record with a wrong type for requests (a list of requests, each with a dir, id, method, requestSeq and ageMs)';
