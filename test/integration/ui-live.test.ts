@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -61,6 +61,17 @@ async function startUi(dir: string): Promise<{ url: string; port: number }> {
   return { url, port: Number(new URL(url).port) };
 }
 
+/** Headless Chromium with its profile in `dir`, closed after the test. */
+async function browserContext(dir: string, viewport?: { width: number; height: number }): Promise<BrowserContext> {
+  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+    executablePath: CHROMIUM,
+    ...(viewport ? { viewport } : {}),
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  cleanups.push(() => context.close());
+  return context;
+}
+
 /** Rows of the timeline as the page shows them now. */
 function rows(tab: Page): Promise<{ session: string; kind: string; method?: string; tool?: string; dir?: string; err: boolean }[]> {
   return tab.$$eval('#timeline tbody tr.rec', (trs) =>
@@ -83,13 +94,7 @@ describe('mcptap ui in headless Chromium', () => {
     await past.close();
 
     const ui = await startUi(logs);
-    const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      viewport: { width: 1400, height: 1000 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    cleanups.push(() => context.close());
-    const tab = await context.newPage();
+    const tab = await (await browserContext(dir, { width: 1400, height: 1000 })).newPage();
     const requests: string[] = [];
     const sockets: string[] = [];
     tab.on('request', (r) => requests.push(r.url()));
@@ -162,12 +167,7 @@ describe('mcptap ui in headless Chromium', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const logs = join(dir, 'logs');
     const ui = await startUi(logs);
-    const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    cleanups.push(() => context.close());
-    const tab = await context.newPage();
+    const tab = await (await browserContext(dir)).newPage();
     await tab.goto(ui.url);
     await tab.waitForSelector('#status[data-state="live"]');
     expect(await tab.locator('#timeline tr.rec').count()).toBe(0);
@@ -225,12 +225,7 @@ describe('mcptap ui in headless Chromium', () => {
     cat.stdin!.end(lines.join(''));
     await exited;
     const ui = await startUi(logs);
-    const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    cleanups.push(() => context.close());
-    const tab = await context.newPage();
+    const tab = await (await browserContext(dir)).newPage();
     await tab.goto(ui.url);
     await tab.waitForSelector('#status[data-state="live"]');
     // The page shows the newest 5,000 rows: the evictions, early in the log, are found with the kind filter.
