@@ -166,8 +166,7 @@ function fits(value: unknown, type: FieldType): boolean {
 /** An entry of an `evicted` record: the fields a `pending` record of it needs. */
 function isEvictedRequest(e: unknown): boolean {
   if (!isObject(e)) return false;
-  const id = e.id;
-  return (e.dir === 'c2s' || e.dir === 's2c') && (typeof id === 'string' || typeof id === 'number') && typeof e.method === 'string' && Number.isFinite(e.requestSeq) && Number.isFinite(e.ageMs) && (e.tool === undefined || typeof e.tool === 'string');
+  return fits(e.dir, 'dir') && fits(e.id, 'id') && fits(e.method, 'string') && fits(e.requestSeq, 'number') && fits(e.ageMs, 'number') && (e.tool === undefined || fits(e.tool, 'string'));
 }
 
 function describe(type: FieldType): string {

@@ -375,11 +375,14 @@ export class McpSession {
     if (request.progressToken !== undefined) open.progressToken = request.progressToken;
     if (request.params !== undefined) open.params = request.params;
     if (request.call !== undefined) open.call = request.call;
+    const pushedOut = this.pairing(open.dir).request(open);
+    // Most requests push none out: no list is made for them.
+    if (pushedOut.length === 0) return;
     const evicted: OpenRequest[] = [];
-    for (const pushedOut of this.pairing(open.dir).request(open)) {
+    for (const gone of pushedOut) {
       // Same direction and id (typed): the sender reused an id still in flight, a protocol bug worth naming.
-      if (pushedOut.dir === open.dir && pushedOut.id === open.id) this.writePending(pushedOut, frame.time, frame.mono, 'reused');
-      else evicted.push(pushedOut);
+      if (gone.dir === open.dir && gone.id === open.id) this.writePending(gone, frame.time, frame.mono, 'reused');
+      else evicted.push(gone);
     }
     if (evicted.length > 0) this.writeEvicted(evicted, frame.time, frame.mono);
   }
