@@ -26,10 +26,11 @@ export const CALL = { data: 0, inputEnd: 1, gap: 2, record: 3, endStreams: 4, cl
 export const OWED_REPORT = 0;
 
 /**
- * The stdio backlog bound: a skip costs a frame its record, and a burst of a few tens of MB (a big tool result,
- * echoed both ways) must not be cut just because the machine is busy; still a bound, not a buffer without end.
+ * The stdio backlog bound: a skip costs a frame its record. A pipe relays faster than any inspection reads, so a
+ * burst is held whole: 1,500 frames of 64 KiB echoed both ways fit even if the inspection made no progress
+ * meanwhile. Still a bound, not a buffer without end; a backlog's pages are given back once it has drained.
  */
-export const STDIO_MAX_BACKLOG_BYTES = 64 * 1024 * 1024;
+export const STDIO_MAX_BACKLOG_BYTES = 256 * 1024 * 1024;
 
 /** Everything the inspector needs that can cross to another thread (plain data only). */
 export interface StdioInspectorConfig extends InspectorLogConfig {

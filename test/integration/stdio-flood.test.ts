@@ -14,13 +14,19 @@ import { checkRecords } from '../../src/check/check.js';
 import type { EvictedRecord } from '../../src/log/schema.js';
 
 const notification = (i: number): string => `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"flood ${i}"}}\n`;
+/** A notification of 64 KiB, as a server sends a big log line or a client a big argument. */
+const bigNotification = (i: number): string => `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"${String(i).padEnd(65_400, 'x')}"}}\n`;
 const request = (i: number): string => `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"text":"flood ${i}"}}}\n`;
 
-/** Run `mcptap -- cat`, write `lines` lines, end stdin; `whileDraining` runs once the server has gone. */
+/**
+ * Run `mcptap -- cat`, write `lines` lines (or `burst`, all at once), end stdin; `whileDraining` runs once the
+ * server has gone.
+ */
 async function flood(
   lines: number,
   whileDraining?: (pid: number) => void,
   line = notification,
+  burst?: Buffer,
 ): Promise<{ code: number | null; stdoutBytes: number; sent: number; stderr: string; records: Record<string, unknown>[]; logDir: string }> {
   const logDir = tempDir('mcptap-flood-');
   const child = spawn(process.execPath, ['bin/mcptap.js', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -29,7 +35,8 @@ async function flood(
   child.stdout.on('data', (c: Buffer) => (stdoutBytes += c.length));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  let sent = 0;
+  let sent = burst?.length ?? 0;
+  if (burst) child.stdin.write(burst);
   const block: string[] = [];
   for (let i = 0; i < lines; i++) {
     block.push(line(i));
@@ -63,6 +70,19 @@ describe('a flood through mcptap -- cat', () => {
     expect(run.records.filter((r) => r.event === 'warning')).toEqual([]);
     expect(run.stderr).not.toMatch(/dropped|behind/);
     expect(run.records.at(-1)).toMatchObject({ kind: 'lifecycle', event: 'exit', code: 0 });
+  });
+
+  it('logs every frame of a burst far past what the inspection keeps up with: 1,500 frames of 64 KiB', { timeout: 120_000 }, async () => {
+    // Made before cat starts and written at once: cat relays the 98 MB both ways in a fraction of a second, and
+    // the backlog (up to 196 MB) is held, then drained.
+    const burst = Buffer.from(Array.from({ length: 1500 }, (_, i) => bigNotification(i)).join(''));
+    const run = await flood(0, undefined, bigNotification, burst);
+    expect(run.code).toBe(0);
+    expect(run.stdoutBytes).toBe(run.sent);
+    const notes = run.records.filter((r) => r.kind === 'notification');
+    expect(notes.filter((r) => r.dir === 'c2s')).toHaveLength(1500);
+    expect(notes.filter((r) => r.dir === 's2c')).toHaveLength(1500);
+    expect(run.records.filter((r) => r.event === 'warning')).toEqual([]);
   });
 
   it('a flood of requests nobody answers: each is logged, then let go once, and check counts every one unanswered', { timeout: 120_000 }, async () => {
