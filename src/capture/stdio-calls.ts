@@ -28,7 +28,7 @@ export const OWED_REPORT = 0;
 /**
  * The stdio backlog bound: a skip costs a frame its record. A pipe relays faster than any inspection reads, so a
  * burst is held whole: 1,500 frames of 64 KiB echoed both ways fit even if the inspection made no progress
- * meanwhile. Still a bound, not a buffer without end; a backlog's pages are given back once it has drained.
+ * meanwhile. Still a bound, not a buffer without end; the pages a backlog touched stay with the process.
  */
 export const STDIO_MAX_BACKLOG_BYTES = 256 * 1024 * 1024;
 
