@@ -94,13 +94,14 @@ const inspectTable = table(
 /** `lowest–highest` of the runs' figures. */
 const spreadOf = (values, digits = 1) => `${fmt(Math.min(...values), digits)}–${fmt(Math.max(...values), digits)}`;
 const floodTable = table(
-  ['stdio through cat', `64 KiB frames, sustained (${quick ? 300 : 1500}): MB/s`, 'spread', 'vs bare relay', `frames logged (fewest of the runs; of ${(quick ? 300 : 1500) * 4})`, `flood of ${quick ? '20,000' : '200,000'} requests: last byte back, ms`, 'exit after the last byte, ms', 'spread', 'done, ms from its start', 'frames logged', 'peak RSS'],
+  ['stdio through cat', `64 KiB frames, sustained (${quick ? 300 : 1500}): MB/s`, 'spread', 'vs bare relay', `frames logged (fewest of the runs; of ${(quick ? 300 : 1500) * 4})`, 'peak RSS (highest of the runs)', `flood of ${quick ? '20,000' : '200,000'} requests: last byte back, ms`, 'exit after the last byte, ms', 'spread', 'done, ms from its start', 'frames logged', 'peak RSS'],
   stdio.map((r) => [
     r.subject,
     fmt(r.sustainedMbPerSecond),
     spreadOf(r.sustainedRuns.map((run) => run.mbPerSecond)),
     ratio(r.sustainedMbPerSecond, bare.sustainedMbPerSecond),
     r.sustainedFramesLogged === undefined ? '–' : String(r.sustainedFramesLogged),
+    `${fmt(r.sustainedPeakRssMb)} MB`,
     fmt(r.floodLastByteMs, 0),
     fmt(r.floodExitAfterMs, 0),
     spreadOf(r.floodRuns.map((run) => run.floodExitAfterMs), 0),
@@ -187,8 +188,9 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
   threads used for the warmed-up round trips and the sustained 64 KiB frames (the median rounds), until it had
   gone idle again, so mcptap's inspection counts whole: CPU time holds on a shared machine better than rates.
 - **stdio through cat**: 1,500 pipelined 64 KiB frames (sustained: more than the pipes and the relay buffer,
-  beside the 512-frame burst above), twice in one process, the second timed, and the frame records mcptap's log
-  holds for both (until 2026-12-06 this ran through the echo server, whose own parsing took a whole core); and
+  beside the 512-frame burst above), twice in one process, the second timed; the frame records mcptap's log
+  holds for both, and the process's peak RSS (until 2026-12-06 this ran through the echo server, whose own
+  parsing took a whole core); and
   a flood of 200,000 small requests written at once into \`cat\`
   (400,000 frames both ways): when the last byte is back, how long the process takes to exit after it (for
   mcptap: the log complete), when it is done counted from its start, the frames its log holds, its peak RSS.

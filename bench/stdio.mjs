@@ -159,11 +159,13 @@ export async function throughput(subject, frames = 512, frameBytes = 64 * 1024) 
     child.stdout.off('data', onData);
     return { mbPerSecond: total / 1e6 / (Number(process.hrtime.bigint() - begin) / 1e9) };
   };
+  const peak = watchPeakRss(child.pid);
   const fresh = await measureWindow();
   // The relay may still be logging the first window's frames: the second starts once it has gone idle.
   await untilIdle([child.pid]);
   // ms per 100 MB of frames
   const warm = await withCpu(child.pid, measureWindow, 100e6 / (Buffer.byteLength(line) * frames), ['mbMainMs', 'mbAllMs']);
+  warm.peakRssMb = peak.stop();
   await stop(child);
   return { fresh, warm };
 }
@@ -313,7 +315,7 @@ export async function runStdioBenchmarks({ quick = false } = {}) {
       const mem = await peakRssOneFrame(catSubjects[i], quick ? 20 : 100);
       const sustained = medianBy(sustainedRuns.get(subject), 'mbPerSecond');
       const floodMedian = medianBy(floodRuns.get(subject), 'floodTotalMs');
-      rows.push({ subject: subject.name, warm: rates('warm'), fresh: rates('fresh'), sustainedMbPerSecond: sustained.mbPerSecond, sustainedMainMs: sustained.mbMainMs, sustainedAllMs: sustained.mbAllMs, sustainedRuns: sustainedRuns.get(subject), sustainedFramesLogged: fewest(sustainedRuns.get(subject), 'framesLogged'), ...floodMedian, floodRuns: floodRuns.get(subject), ...su, ...(withoutExtraCa ? { medianMsWithoutExtraCa: withoutExtraCa.medianMs } : {}), ...mem });
+      rows.push({ subject: subject.name, warm: rates('warm'), fresh: rates('fresh'), sustainedMbPerSecond: sustained.mbPerSecond, sustainedMainMs: sustained.mbMainMs, sustainedAllMs: sustained.mbAllMs, sustainedRuns: sustainedRuns.get(subject), sustainedFramesLogged: fewest(sustainedRuns.get(subject), 'framesLogged'), sustainedPeakRssMb: Math.max(...sustainedRuns.get(subject).map((r) => r.peakRssMb)), ...floodMedian, floodRuns: floodRuns.get(subject), ...su, ...(withoutExtraCa ? { medianMsWithoutExtraCa: withoutExtraCa.medianMs } : {}), ...mem });
     }
     return rows;
   } finally {
