@@ -4,6 +4,7 @@
  * with one warning that counts what was relayed but not inspected. Not timed: speed is in bench/.
  */
 import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -18,15 +19,29 @@ const notification = (i: number): string => `{"jsonrpc":"2.0","method":"notifica
 const bigNotification = (i: number): string => `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"${String(i).padEnd(65_400, 'x')}"}}\n`;
 const request = (i: number): string => `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"text":"flood ${i}"}}}\n`;
 
-/**
- * Run `mcptap -- cat`, write `lines` lines (or `burst`, all at once), end stdin; `whileDraining` runs once the
- * server has gone.
- */
+/** Write `lines` lines made by `line`, a thousand at a time, waiting for the pipe; how many bytes were written. */
+async function writeLines(stdin: Writable, lines: number, line: (i: number) => string): Promise<number> {
+  let sent = 0;
+  const block: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    block.push(line(i));
+    if (block.length === 1000 || i === lines - 1) {
+      const text = block.join('');
+      block.length = 0;
+      sent += text.length;
+      if (!stdin.write(text)) await new Promise((resolve) => stdin.once('drain', resolve));
+    }
+  }
+  return sent;
+}
+
+/** What a flood writes: `lines` lines made by `line`, in blocks, or `burst`, all of it at once. */
+type FloodInput = { lines: number; line?: (i: number) => string } | { burst: Buffer };
+
+/** Run `mcptap -- cat`, write `input`, end stdin; `whileDraining` runs once the server has gone. */
 async function flood(
-  lines: number,
+  input: FloodInput,
   whileDraining?: (pid: number) => void,
-  line = notification,
-  burst?: Buffer,
 ): Promise<{ code: number | null; stdoutBytes: number; sent: number; stderr: string; records: Record<string, unknown>[]; logDir: string }> {
   const logDir = tempDir('mcptap-flood-');
   const child = spawn(process.execPath, ['bin/mcptap.js', '--log-dir', logDir, '--', 'cat'], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -35,17 +50,12 @@ async function flood(
   child.stdout.on('data', (c: Buffer) => (stdoutBytes += c.length));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  let sent = burst?.length ?? 0;
-  if (burst) child.stdin.write(burst);
-  const block: string[] = [];
-  for (let i = 0; i < lines; i++) {
-    block.push(line(i));
-    if (block.length === 1000 || i === lines - 1) {
-      const text = block.join('');
-      block.length = 0;
-      sent += text.length;
-      if (!child.stdin.write(text)) await new Promise((resolve) => child.stdin.once('drain', resolve));
-    }
+  let sent: number;
+  if ('burst' in input) {
+    child.stdin.write(input.burst);
+    sent = input.burst.length;
+  } else {
+    sent = await writeLines(child.stdin, input.lines, input.line ?? notification);
   }
   child.stdin.end();
   if (whileDraining) {
@@ -59,15 +69,20 @@ async function flood(
   return { code, stdoutBytes, sent, stderr, records, logDir };
 }
 
+/** The run ended well, everything it sent came back, and its log holds `n` notifications each way and no warning. */
+function expectEveryNotification(run: Awaited<ReturnType<typeof flood>>, n: number): void {
+  expect(run.code).toBe(0);
+  expect(run.stdoutBytes).toBe(run.sent);
+  const notes = run.records.filter((r) => r.kind === 'notification');
+  expect(notes.filter((r) => r.dir === 'c2s')).toHaveLength(n);
+  expect(notes.filter((r) => r.dir === 's2c')).toHaveLength(n);
+  expect(run.records.filter((r) => r.event === 'warning')).toEqual([]);
+}
+
 describe('a flood through mcptap -- cat', () => {
   it('logs every one of 200,000 frames', { timeout: 120_000 }, async () => {
-    const run = await flood(100_000);
-    expect(run.code).toBe(0);
-    expect(run.stdoutBytes).toBe(run.sent);
-    const notes = run.records.filter((r) => r.kind === 'notification');
-    expect(notes.filter((r) => r.dir === 'c2s')).toHaveLength(100_000);
-    expect(notes.filter((r) => r.dir === 's2c')).toHaveLength(100_000);
-    expect(run.records.filter((r) => r.event === 'warning')).toEqual([]);
+    const run = await flood({ lines: 100_000 });
+    expectEveryNotification(run, 100_000);
     expect(run.stderr).not.toMatch(/dropped|behind/);
     expect(run.records.at(-1)).toMatchObject({ kind: 'lifecycle', event: 'exit', code: 0 });
   });
@@ -76,18 +91,13 @@ describe('a flood through mcptap -- cat', () => {
     // Made before cat starts and written at once: cat relays the 98 MB both ways in a fraction of a second, and
     // the backlog (up to 196 MB) is held, then drained.
     const burst = Buffer.from(Array.from({ length: 1500 }, (_, i) => bigNotification(i)).join(''));
-    const run = await flood(0, undefined, bigNotification, burst);
-    expect(run.code).toBe(0);
-    expect(run.stdoutBytes).toBe(run.sent);
-    const notes = run.records.filter((r) => r.kind === 'notification');
-    expect(notes.filter((r) => r.dir === 'c2s')).toHaveLength(1500);
-    expect(notes.filter((r) => r.dir === 's2c')).toHaveLength(1500);
-    expect(run.records.filter((r) => r.event === 'warning')).toEqual([]);
+    const run = await flood({ burst });
+    expectEveryNotification(run, 1500);
   });
 
   it('a flood of requests nobody answers: each is logged, then let go once, and check counts every one unanswered', { timeout: 120_000 }, async () => {
     // cat sends each request back, so the tap sees 30,000 from each side, far past the 10,000 it tracks.
-    const run = await flood(30_000, undefined, request);
+    const run = await flood({ lines: 30_000, line: request });
     expect(run.code).toBe(0);
     expect(run.stdoutBytes).toBe(run.sent);
     const records = await readAllRecords([run.logDir]);
@@ -107,7 +117,7 @@ describe('a flood through mcptap -- cat', () => {
   it('a SIGTERM while the log is still being written ends mcptap with what was written and one warning for the rest', { timeout: 120_000 }, async () => {
     let signals = 0;
     let timer: NodeJS.Timeout | undefined;
-    const run = await flood(300_000, (pid) => {
+    const run = await flood({ lines: 300_000 }, (pid) => {
       // The first SIGTERM may come a moment before mcptap has seen the server go (it then goes to the server):
       // send one every 100 ms until mcptap is gone.
       const send = (): void => {
