@@ -165,9 +165,9 @@ export async function throughput(subject, frames = 512, frameBytes = 64 * 1024) 
   await untilIdle([child.pid]);
   // ms per 100 MB of frames
   const warm = await withCpu(child.pid, measureWindow, 100e6 / (Buffer.byteLength(line) * frames), ['mbMainMs', 'mbAllMs']);
-  warm.peakRssMb = peak.stop();
+  const peakRssMb = peak.stop();
   await stop(child);
-  return { fresh, warm };
+  return { fresh, warm, peakRssMb };
 }
 
 /**
@@ -293,7 +293,8 @@ export async function runStdioBenchmarks({ quick = false } = {}) {
         tpRuns.get(subject).push(await throughput(subject, quick ? 128 : 512));
         // The burst above fits in what the relay buffers; a sustained flood of 64 KiB frames does not. Through
         // cat, so the server's own parsing takes no core from the relay and the log must keep up with a pipe.
-        const sustained = (await throughput(catSubjects[i], quick ? 300 : 1500)).warm;
+        const run = await throughput(catSubjects[i], quick ? 300 : 1500);
+        const sustained = { ...run.warm, peakRssMb: run.peakRssMb };
         if (subject.name.startsWith('mcptap')) sustained.framesLogged = framesLogged(logDir, 'notification');
         sustainedRuns.get(subject).push(sustained);
         const f = await flood(catSubjects[i], quick ? 20_000 : 200_000);
@@ -302,8 +303,6 @@ export async function runStdioBenchmarks({ quick = false } = {}) {
       }
     }
     const medianBy = (runs, key) => [...runs].sort((a, b) => a[key] - b[key])[Math.floor(runs.length / 2)];
-    // A log is complete only if every run's is: the run that logged fewest counts.
-    const fewest = (runs, key) => (runs[0][key] === undefined ? undefined : Math.min(...runs.map((r) => r[key])));
     for (const [i, subject] of subjects.entries()) {
       // Per window: the median round of round trips (with its latencies) and of 64 KiB frames.
       const rates = (window) => ({
@@ -315,7 +314,7 @@ export async function runStdioBenchmarks({ quick = false } = {}) {
       const mem = await peakRssOneFrame(catSubjects[i], quick ? 20 : 100);
       const sustained = medianBy(sustainedRuns.get(subject), 'mbPerSecond');
       const floodMedian = medianBy(floodRuns.get(subject), 'floodTotalMs');
-      rows.push({ subject: subject.name, warm: rates('warm'), fresh: rates('fresh'), sustainedMbPerSecond: sustained.mbPerSecond, sustainedMainMs: sustained.mbMainMs, sustainedAllMs: sustained.mbAllMs, sustainedRuns: sustainedRuns.get(subject), sustainedFramesLogged: fewest(sustainedRuns.get(subject), 'framesLogged'), sustainedPeakRssMb: Math.max(...sustainedRuns.get(subject).map((r) => r.peakRssMb)), ...floodMedian, floodRuns: floodRuns.get(subject), ...su, ...(withoutExtraCa ? { medianMsWithoutExtraCa: withoutExtraCa.medianMs } : {}), ...mem });
+      rows.push({ subject: subject.name, warm: rates('warm'), fresh: rates('fresh'), sustainedMbPerSecond: sustained.mbPerSecond, sustainedMainMs: sustained.mbMainMs, sustainedAllMs: sustained.mbAllMs, sustainedRuns: sustainedRuns.get(subject), ...floodMedian, floodRuns: floodRuns.get(subject), ...su, ...(withoutExtraCa ? { medianMsWithoutExtraCa: withoutExtraCa.medianMs } : {}), ...mem });
     }
     return rows;
   } finally {
