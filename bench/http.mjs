@@ -193,9 +193,9 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
       row.bigStreamMBps = big.bytes / 1e6 / (big.totalMs / 1000);
       row.bigStreamPeakRssMb = stop();
     }
-    // Sustained, after the memory (peak RSS is the process's high-water mark): 100 streams back to back, far
-    // more than the inspection's backlog bound holds; how many of them mcptap's log could not inspect whole
-    // (their http-ends say uninspectedBytes).
+    // Sustained, after the memory (peak RSS is the process's high-water mark): 100 streams back to back, faster
+    // than the inspection takes their chunks; how many of them mcptap's log could not inspect whole (their
+    // http-ends say uninspectedBytes).
     const sustainedN = quick ? 30 : 100;
     const tapped = subjects.find((s) => s.name.startsWith('mcptap'));
     await untilIdle([...pids, upstream.child.pid]);

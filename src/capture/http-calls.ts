@@ -41,10 +41,12 @@ export interface HttpInspectorConfig extends InspectorLogConfig {
 export type ErrorSummary = { name: string; code?: string; message: string };
 
 /**
- * The HTTP backlog bound: a skip only ends the inspection of the exchange it cuts, and a model's stream is many
- * small chunks, so a small bound keeps a long flood (a 1 GB body) from costing memory.
+ * The HTTP backlog bounds: many streams back to back may together fall far behind, but one exchange may hold
+ * only a small part of the backlog, so that one endless body (a 1 GB download) is cut early and costs little
+ * memory. A skip only ends the inspection of the exchange it cuts.
  */
-export const HTTP_MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
+export const HTTP_MAX_BACKLOG_BYTES = 64 * 1024 * 1024;
+export const HTTP_MAX_EXCHANGE_BACKLOG_BYTES = 8 * 1024 * 1024;
 
 /** The HTTP tap's side: one method per event, each becoming a call in traffic order. */
 export class HttpCalls {

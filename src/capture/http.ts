@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import httpProxy from 'http-proxy';
-import { HTTP_MAX_BACKLOG_BYTES, HttpCalls, now, type HttpInspectorConfig } from './http-calls.js';
+import { HTTP_MAX_BACKLOG_BYTES, HTTP_MAX_EXCHANGE_BACKLOG_BYTES, HttpCalls, now, type HttpInspectorConfig } from './http-calls.js';
 import { openTapChannel, tapLogConfig, type TapOptions } from './tap.js';
 import { tapWebSocket } from './ws.js';
 import { MAX_HEADER_BYTES, relayRequest } from './http-relay.js';
@@ -123,7 +123,7 @@ function startHttpLog(options: HttpTapOptions, targetUrl: URL, warn: (message: s
     chunks: options.chunks ?? true,
     targetPath: targetUrl.pathname === '/' ? '' : targetUrl.pathname,
   };
-  const { channel } = openTapChannel('http-inspector', config, options, warn, { maxBacklogBytes: HTTP_MAX_BACKLOG_BYTES });
+  const { channel } = openTapChannel('http-inspector', config, options, warn, { maxBacklogBytes: HTTP_MAX_BACKLOG_BYTES, maxSubjectBacklogBytes: HTTP_MAX_EXCHANGE_BACKLOG_BYTES });
   return { logFile: config.logFile, session: config.session, started, startMono, inspection: new HttpCalls(channel) };
 }
 

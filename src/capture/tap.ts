@@ -45,6 +45,7 @@ export function tapLogConfig(options: TapOptions, label: string, started: Date):
 /** How a tap's channel is bounded, and what its inspector reports back (see openChannel). */
 export interface TapChannelSettings {
   maxBacklogBytes: number;
+  maxSubjectBacklogBytes?: number;
   reports?: number;
   collectYoungEarly?: boolean;
 }

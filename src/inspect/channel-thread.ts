@@ -6,7 +6,8 @@
  */
 import { setPriority } from 'node:os';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { CHUNK_CALL_WIDTH, EXIT_WAIT_MS, FIRST_REPORT_SLOT, SLOT, readRing, type ChannelWorkerData, type CreateInspector, type Inspector, type PostedBatch } from './channel.js';
+import { CHUNK_CALL_WIDTH, EXIT_WAIT_MS, FIRST_REPORT_SLOT, SLOT, type ChannelWorkerData, type CreateInspector, type Inspector, type PostedBatch } from './channel.js';
+import { readRing } from './ring.js';
 import { flushOpenWriters, logsBacklogged, whenLogsDrained } from '../log/writer.js';
 import { keepYoungGenerationsSmallNow } from './young-generation.js';
 

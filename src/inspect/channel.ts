@@ -7,6 +7,7 @@
  */
 import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { RingWriter } from './ring.js';
 import { youngGenerationKeptSmall } from './young-generation.js';
 import type { InspectorLogConfig } from './inspector-log.js';
 import type { RecordSink } from '../log/schema.js';
@@ -68,12 +69,12 @@ export type InspectorName = 'stdio-inspector' | 'http-inspector';
  * or the thread could not start. Inline, the inspector is loaded on first use: the main thread of a plain
  * `mcptap -- server` never loads its code.
  */
-export function openChannel(inspector: InspectorName, config: InspectorLogConfig, options: { inline: boolean; maxBacklogBytes: number; reports?: number; collectYoungEarly?: boolean; hooks: InspectorHooks }): Channel {
+export function openChannel(inspector: InspectorName, config: InspectorLogConfig, options: { inline: boolean; maxBacklogBytes: number; maxSubjectBacklogBytes?: number; reports?: number; collectYoungEarly?: boolean; hooks: InspectorHooks }): Channel {
   const { notice } = options.hooks;
   if (!options.inline && config.fd !== undefined) {
     try {
-      const { maxBacklogBytes, reports, collectYoungEarly } = options;
-      return new ThreadChannel({ inspector, config, maxBacklogBytes, ...(reports ? { reports } : {}), ...(collectYoungEarly === false ? { collectYoungEarly } : {}), notice });
+      const { maxBacklogBytes, maxSubjectBacklogBytes, reports, collectYoungEarly } = options;
+      return new ThreadChannel({ inspector, config, maxBacklogBytes, ...(maxSubjectBacklogBytes ? { maxSubjectBacklogBytes } : {}), ...(reports ? { reports } : {}), ...(collectYoungEarly === false ? { collectYoungEarly } : {}), notice });
     } catch (error) {
       notice(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
     }
@@ -167,67 +168,6 @@ export class Batch {
 }
 
 /**
- * The ring's writing end. Copies are read and released by the thread in the order they were written, so the
- * bytes in use are the `used` bytes before `at`; once the thread has released them all, writing starts again
- * at the ring's start, so only as much of the ring is ever touched as the largest backlog needed.
- */
-export class RingWriter {
-  private readonly bytes: Buffer;
-  private at = 0;
-  /** Bytes written and released, each mod 2^32 (the thread counts releases in SLOT.taken). */
-  private written = 0;
-  private releasedSeen = 0;
-
-  constructor(
-    readonly ring: SharedArrayBuffer,
-    private readonly released: () => number,
-  ) {
-    this.bytes = Buffer.from(ring);
-  }
-
-  /** Bytes written and not yet released, as of the thread's count last read (never less than there are). */
-  private get used(): number {
-    return (this.written - this.releasedSeen) >>> 0;
-  }
-
-  /** Look at the thread's count again (once a batch, and when the ring seems full). */
-  refresh(): void {
-    this.releasedSeen = this.released();
-  }
-
-  /** Copy `chunk` in; where it starts, or -1 (nothing written) when it does not fit beside the bytes in use. */
-  write(chunk: Buffer): number {
-    const size = this.bytes.length;
-    if (this.used + chunk.length > size) {
-      this.refresh();
-      if (this.used + chunk.length > size) return -1;
-    }
-    if (this.used === 0) this.at = 0;
-    const start = this.at;
-    const first = Math.min(chunk.length, size - start);
-    chunk.copy(this.bytes, start, 0, first);
-    if (first < chunk.length) chunk.copy(this.bytes, 0, first);
-    this.at = (start + chunk.length) % size;
-    this.written = (this.written + chunk.length) | 0;
-    return start;
-  }
-}
-
-/**
- * A chunk's bytes out of the ring, into a buffer of their own (they may wrap around its end); or, for an
- * inspector that keeps nothing of a chunk past its call (`lend`), a view of them where they lie in one piece:
- * the thread releases them only once the call is carried out.
- */
-export function readRing(ring: Buffer, at: number, length: number, lend = false): Buffer {
-  if (lend && at + length <= ring.length) return ring.subarray(at, at + length);
-  const chunk = Buffer.allocUnsafe(length);
-  const first = Math.min(length, ring.length - at);
-  ring.copy(chunk, 0, at, at + first);
-  if (first < length) ring.copy(chunk, first, 0, length - first);
-  return chunk;
-}
-
-/**
  * The worker script `name` (a file of src/inspect, built to dist/inspect). Under vitest the library runs from
  * its TypeScript sources, which a worker cannot load: the built file is used then (`npm test` builds first).
  */
@@ -254,6 +194,8 @@ export interface ChannelOptions {
   config: { fd?: number };
   /** The ring's size: copies are refused while they would not fit beside those waiting for the thread. */
   maxBacklogBytes: number;
+  /** The most of it one subject (an HTTP exchange) may hold: one endless stream cannot then take it all. */
+  maxSubjectBacklogBytes?: number;
   /** How many figures the inspector reports. */
   reports?: number;
   /** False: the young generations are kept small but not collected early (young-generation.ts). */
@@ -282,7 +224,7 @@ export class ThreadChannel implements Channel {
     const shared = new SharedArrayBuffer(4 * (FIRST_REPORT_SLOT + (options.reports ?? 0)));
     this.shared = new Int32Array(shared);
     const ring = new SharedArrayBuffer(options.maxBacklogBytes);
-    this.ring = new RingWriter(ring, () => Atomics.load(this.shared, SLOT.taken));
+    this.ring = new RingWriter(ring, () => Atomics.load(this.shared, SLOT.taken), options.maxSubjectBacklogBytes);
     const workerData: ChannelWorkerData = {
       inspector: options.inspector,
       // A worker may not close a descriptor this thread opened: finish() closes it.
@@ -333,7 +275,7 @@ export class ThreadChannel implements Channel {
     if (this.failed) return true;
     // Once a batch: what the thread has released lets the ring start over from its beginning.
     if (this.batch.empty) this.ring.refresh();
-    const at = this.ring.write(chunk);
+    const at = this.ring.write(chunk, subject);
     if (at === -1) return false;
     this.batch.addChunk(kind, subject, at, chunk.length, time, mono);
     this.queued();

@@ -1,12 +1,13 @@
 // The channel's ring (inspect/channel.ts): copies written in order, read back byte for byte wherever they fall,
-// refused when they do not fit beside the bytes not yet released, and written from the start once all are.
+// refused when they do not fit beside the bytes not yet released or beside their subject's share, and written
+// from the start once all are released.
 import { describe, expect, it } from 'vitest';
-import { RingWriter, readRing } from '../../src/inspect/channel.js';
+import { RingWriter, readRing } from '../../src/inspect/ring.js';
 
-function ring(size: number): { writer: RingWriter; bytes: Buffer; release: (n: number) => void } {
+function ring(size: number, maxSubjectBytes?: number): { writer: RingWriter; bytes: Buffer; release: (n: number) => void } {
   const shared = new SharedArrayBuffer(size);
   let released = 0;
-  const writer = new RingWriter(shared, () => released);
+  const writer = new RingWriter(shared, () => released, maxSubjectBytes);
   return { writer, bytes: Buffer.from(shared), release: (n) => void (released = (released + n) | 0) };
 }
 
@@ -53,5 +54,22 @@ describe('the channel ring', () => {
     expect(writer.write(Buffer.alloc(9))).toBe(-1);
     expect(writer.write(Buffer.alloc(8))).toBe(0);
     expect(writer.write(Buffer.alloc(1))).toBe(-1);
+  });
+
+  it("refuses a copy past its subject's share while other subjects still fit, and gives the share back as copies are released", () => {
+    const { writer, release } = ring(100, 10);
+    expect(writer.write(Buffer.alloc(5), 1)).toBe(0);
+    expect(writer.write(Buffer.alloc(5), 2)).toBe(5);
+    expect(writer.write(Buffer.alloc(5), 1)).toBe(10);
+    // Subject 1 holds its 10 bytes: one more is refused, though the ring has room; subject 2 still fits.
+    expect(writer.write(Buffer.alloc(1), 1)).toBe(-1);
+    expect(writer.write(Buffer.alloc(5), 2)).toBe(15);
+    // The thread releases the oldest copies first: 5 of subject 1's bytes, then 5 of subject 2's.
+    release(5);
+    expect(writer.write(Buffer.alloc(5), 1)).toBe(20);
+    expect(writer.write(Buffer.alloc(1), 2)).toBe(-1);
+    release(5);
+    expect(writer.write(Buffer.alloc(5), 2)).toBe(25);
+    expect(writer.write(Buffer.alloc(1), 1)).toBe(-1);
   });
 });
