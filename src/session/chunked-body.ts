@@ -67,9 +67,14 @@ export class ChunkedEvents {
     if (events === undefined || events.length === 0) return undefined;
     // An SSE body has a CR only where a line ends: the data of its events can hold none.
     const lineEnd = body.includes('\r') ? '\r\n' : '\n';
-    let text = '';
-    for (const [data, event] of events) text += sseEventText(data, event, lineEnd);
-    return text === body ? { events: events.length, lineEnd } : undefined;
+    // Each event is compared where it lies in the body: the events are never joined into a copy of it.
+    let at = 0;
+    for (const [data, event] of events) {
+      const text = sseEventText(data, event, lineEnd);
+      if (!body.startsWith(text, at)) return undefined;
+      at += text.length;
+    }
+    return at === body.length ? { events: events.length, lineEnd } : undefined;
   }
 }
 
