@@ -1,5 +1,5 @@
-// HTTP benchmarks, side by side in one run: the NDJSON upstream reached directly, through a bare http-proxy (the
-// floor for any http-proxy based tap), through `mcptap http` with full logging and chunk records, and through
+// HTTP benchmarks, side by side in one run: the NDJSON upstream reached directly, through a bare TCP relay (the
+// floor for any relay), through a bare http-proxy (the floor for any http-proxy based tap), through `mcptap http` with full logging and chunk records, and through
 // mitmdump in reverse mode recording flows when it is installed (Debian package mitmproxy).
 // Run: node bench/http.mjs [--quick]
 import { spawn } from 'node:child_process';
@@ -112,6 +112,10 @@ export async function runHttpBenchmarks({ quick = false } = {}) {
     children.push(upstream.child);
     const target = `http://127.0.0.1:${upstream.port}`;
     const subjects = [{ name: 'direct', port: upstream.port }];
+
+    const tcp = await startPrintingPort(process.execPath, [join(here, 'bare-tcp-relay.mjs'), target]);
+    children.push(tcp.child);
+    subjects.push({ name: 'bare TCP relay (parses nothing)', port: tcp.port, pid: tcp.child.pid });
 
     const bare = await startPrintingPort(process.execPath, [join(here, 'bare-http-proxy.mjs'), target]);
     children.push(bare.child);

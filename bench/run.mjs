@@ -196,7 +196,9 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
   mcptap: the log complete), when it is done counted from its start, the frames its log holds, its peak RSS.
   The median of three rounds (by the time it is done).
 - **http**: an NDJSON upstream shaped like Ollama's /api/chat (bench/stream-upstream.mjs, one short word per
-  chunk) reached directly; through a bare http-proxy (bench/bare-http-proxy.mjs); through \`mcptap http\` with
+  chunk) reached directly; through a bare TCP relay that pipes bytes and parses nothing (bench/bare-tcp-relay.mjs,
+  the floor for any relay: what a paced stream's first byte pays for one more hop on this machine); through a
+  bare http-proxy (bench/bare-http-proxy.mjs); through \`mcptap http\` with
   full logging and a record per chunk; and through mitmdump in reverse mode recording flows, where installed.
   Each relay is first warmed up with three 2000-chunk streams and a paced one (a fresh Node process is slow until
   V8 has compiled its code, and mcptap has more code to compile); then three rounds take turns, each relay's seven
@@ -206,8 +208,9 @@ run (\`npm run bench -- --write\` replaces this section). These are benchmarks, 
   chunks as OpenAI's SSE events (/v1/chat/completions, then \`data: [DONE]\`) are timed back to back too, and
   so are MCP tool calls: 70 a round POSTed to the MCP SDK's own Streamable HTTP server (stateless, at /mcp),
   each answered on an SSE stream with a JSON document quoted in its text, 90 KB in all. Last, 100 of the
-  2000-chunk streams back to back through mcptap alone, more than its inspection's backlog bound holds: how
-  many of them its log says it could not inspect whole (relayed in full, their http-end's uninspectedBytes).
+  2000-chunk streams back to back through mcptap alone (26 MB of chunks, relayed faster than its inspection
+  takes them): how many of them its log says it could not inspect whole (relayed in full, their http-end's
+  uninspectedBytes).
 - **many clients** (bench/clients.mjs): 100 clients loop over paced streams (50 chunks 10 ms apart) through a bare
   http-proxy, then through \`mcptap http\`, 15 s each after 2 s of warm-up; the upstream stamps each chunk as it
   writes it, so chunk lag is the time from that write to the client's read. Three rounds, the round with the
