@@ -72,8 +72,8 @@ describe('mcptap check', () => {
     for (const [name, command] of [
       ['missing', '/nonexistent/server'],
       ['notexec', 'fixtures/weather-server.mjs'],
-    ]) {
-      spawnSync(process.execPath, ['bin/mcptap.js', '--log-dir', join(dir, name), '--name', name, '--', command!], { input: init, encoding: 'utf8' });
+    ] as const) {
+      spawnSync(process.execPath, ['bin/mcptap.js', '--log-dir', join(dir, name), '--name', name, '--', command], { input: init, encoding: 'utf8' });
       const r = run('check', join(dir, name));
       expect(r.code, r.out).toBe(1);
       expect(r.out).toMatch(new RegExp(`start +${name} #\\d+: The server ${name} never started: mcptap could not start`));

@@ -190,7 +190,7 @@ describe('@anthropic-ai/sdk and @google/genai through mcptap http', () => {
   it('replays the recorded Anthropic and Gemini streams to the same clients, paced as recorded', async () => {
     const stand = await replay({ logs: logDir, listen: { port: 0 } });
     try {
-      expect(await runClients(stand.url)).toEqual(direct);
+      expect(await runClients(stand.url!)).toEqual(direct);
       expect(stand.misses).toEqual([]);
     } finally {
       await stand.close();

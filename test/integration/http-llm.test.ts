@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ollama } from 'ollama';
+import { Ollama, type ChatRequest } from 'ollama';
 import OpenAI from 'openai';
 import { settledRecords } from '../support/settled-records.js';
 import { startHttpTap, readAllRecords, type HttpTap, type LogRecord } from '../../src/index.js';
@@ -18,36 +18,37 @@ type Rec = LogRecord & Record<string, unknown>;
 type Upstream = { url: string; port: number; close(): Promise<void> };
 
 const fixture = (p: string): Record<string, unknown> => JSON.parse(readFileSync(join('fixtures', p), 'utf8')) as Record<string, unknown>;
-const ollamaTurn1 = fixture('ollama/turn1.request.json');
-const ollamaTurn2 = fixture('ollama/turn2.request.json');
-const openaiTurn1 = fixture('openai/turn1.request.json');
-const openaiTurn2 = fixture('openai/turn2.request.json');
+// The recorded requests, as the clients' own request types (stream is set at each call).
+const ollamaTurn1 = fixture('ollama/turn1.request.json') as unknown as ChatRequest;
+const ollamaTurn2 = fixture('ollama/turn2.request.json') as unknown as ChatRequest;
+const openaiTurn1 = fixture('openai/turn1.request.json') as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+const openaiTurn2 = fixture('openai/turn2.request.json') as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 
 /** Every call the agent makes in a two-turn tool loop, stream on and off, with both clients. */
 async function runClients(baseUrl: string): Promise<Record<string, unknown>> {
   const ollama = new Ollama({ host: baseUrl });
   const out: Record<string, unknown> = {};
-  out.ollamaTurn1 = await ollama.chat({ ...(ollamaTurn1 as never), stream: false });
-  out.ollamaTurn2 = await ollama.chat({ ...(ollamaTurn2 as never), stream: false });
+  out.ollamaTurn1 = await ollama.chat({ ...ollamaTurn1, stream: false });
+  out.ollamaTurn2 = await ollama.chat({ ...ollamaTurn2, stream: false });
   const parts1: unknown[] = [];
-  for await (const part of await ollama.chat({ ...(ollamaTurn1 as never), stream: true })) parts1.push(part);
+  for await (const part of await ollama.chat({ ...ollamaTurn1, stream: true })) parts1.push(part);
   const parts2: unknown[] = [];
-  for await (const part of await ollama.chat({ ...(ollamaTurn2 as never), stream: true })) parts2.push(part);
+  for await (const part of await ollama.chat({ ...ollamaTurn2, stream: true })) parts2.push(part);
   out.ollamaStream1 = parts1;
   out.ollamaStream2 = parts2;
   out.tags = await ollama.list();
 
   const openai = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: 'sk-test-0123456789abcdefghijklmnop', maxRetries: 0 });
-  out.openaiTurn1 = await openai.chat.completions.create({ ...(openaiTurn1 as never), stream: false });
-  out.openaiTurn2 = await openai.chat.completions.create({ ...(openaiTurn2 as never), stream: false });
+  out.openaiTurn1 = await openai.chat.completions.create({ ...openaiTurn1, stream: false });
+  out.openaiTurn2 = await openai.chat.completions.create({ ...openaiTurn2, stream: false });
   const chunks1: unknown[] = [];
-  for await (const chunk of await openai.chat.completions.create({ ...(openaiTurn1 as never), stream: true, stream_options: { include_usage: true } })) chunks1.push(chunk);
+  for await (const chunk of await openai.chat.completions.create({ ...openaiTurn1, stream: true, stream_options: { include_usage: true } })) chunks1.push(chunk);
   const chunks2: unknown[] = [];
-  for await (const chunk of await openai.chat.completions.create({ ...(openaiTurn2 as never), stream: true })) chunks2.push(chunk);
+  for await (const chunk of await openai.chat.completions.create({ ...openaiTurn2, stream: true })) chunks2.push(chunk);
   out.openaiStream1 = chunks1;
   out.openaiStream2 = chunks2;
   // The SDK's own stream helper joins the tool-call deltas: a second, independent reassembly to compare with.
-  const runner = openai.chat.completions.stream({ ...(openaiTurn1 as never) });
+  const runner = openai.chat.completions.stream({ ...openaiTurn1, stream: true });
   out.openaiFinal = await runner.finalChatCompletion();
   return out;
 }
@@ -121,7 +122,7 @@ describe('Ollama and OpenAI clients through mcptap', () => {
     expect(turn1!.toolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'California' } }]);
     // A stream says when the call was complete: at its chunk, before the reply ended.
     expect(stream1!.toolCalls).toEqual([{ name: 'get_weather', arguments: { location: 'California' }, completedMs: expect.any(Number) }]);
-    expect(stream1!.toolCalls[0]!.completedMs).toBeLessThanOrEqual(stream1!.durationMs as number);
+    expect((stream1!.toolCalls as { completedMs: number }[])[0]!.completedMs).toBeLessThanOrEqual(stream1!.durationMs as number);
     for (const r of [turn1, stream1]) {
       expect(r!.finishReason).toBe('stop');
       expect(r!.usage).toEqual({ promptTokens: 273, completionTokens: 20, totalTokens: 293, totalMs: 7427.76, loadMs: 3209.95, promptEvalMs: 3245.53, evalMs: 965.04, tokensPerSecond: 20.72 });
@@ -147,7 +148,7 @@ describe('Ollama and OpenAI clients through mcptap', () => {
     expect(turn2!.content).toBe('上海当前的天气是晴天，温度是27摄氏度。');
     for (const r of [stream1, helper]) {
       expect(r!.toolCalls).toEqual([{ id: 'call_TMbE01', name: 'get_weather', arguments: { city: '上海' }, index: 0, completedMs: expect.any(Number) }]);
-      expect(r!.toolCalls[0]!.completedMs).toBeLessThanOrEqual(r!.durationMs as number);
+      expect((r!.toolCalls as { completedMs: number }[])[0]!.completedMs).toBeLessThanOrEqual(r!.durationMs as number);
       expect(r!.finishReason).toBe('tool_calls');
       expect(r!.usage).toEqual({ promptTokens: 180, completionTokens: 20, totalTokens: 200 });
     }
@@ -228,7 +229,7 @@ describe('LLM API failures through mcptap', () => {
   it('logs an error inside a stream (an NDJSON {"error"} line, an SSE error event)', async () => {
     const parts: unknown[] = [];
     const failure = await (async () => {
-      for await (const part of await new Ollama({ host: tap.url }).chat({ model: 'error-mid-stream', messages: ollamaTurn2.messages as never, stream: true })) parts.push(part);
+      for await (const part of await new Ollama({ host: tap.url }).chat({ model: 'error-mid-stream', messages: ollamaTurn2.messages, stream: true })) parts.push(part);
     })().catch((e: Error) => e.message);
     expect(failure).toContain('unexpected EOF');
     const sse = await fetch(`${tap.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'error-mid-stream', stream: true, messages: [] }) });
@@ -242,7 +243,7 @@ describe('LLM API failures through mcptap', () => {
 
   it('ends the client connection when the upstream resets mid-stream, and says so', async () => {
     const failure = await (async () => {
-      for await (const part of await new Ollama({ host: tap.url }).chat({ model: 'reset-mid-stream', messages: ollamaTurn2.messages as never, stream: true })) void part;
+      for await (const part of await new Ollama({ host: tap.url }).chat({ model: 'reset-mid-stream', messages: ollamaTurn2.messages, stream: true })) void part;
       return 'completed';
     })().catch((e: Error) => `failed: ${e.message}`);
     expect(failure).toMatch(/^failed/);
@@ -263,8 +264,8 @@ describe('an OpenAI-compatible base URL with a path as the target', () => {
     // As with https://api.openai.com/v1: the client's base URL is the proxy itself.
     const tap = await startHttpTap({ target: `${upstream.url}/v1`, logDir, label: 'base-url' });
     try {
-      const viaTap = await new OpenAI({ baseURL: tap.url, apiKey: 'k', maxRetries: 0 }).chat.completions.create({ ...(openaiTurn2 as never), stream: false });
-      const direct = await new OpenAI({ baseURL: `${upstream.url}/v1`, apiKey: 'k', maxRetries: 0 }).chat.completions.create({ ...(openaiTurn2 as never), stream: false });
+      const viaTap = await new OpenAI({ baseURL: tap.url, apiKey: 'k', maxRetries: 0 }).chat.completions.create({ ...openaiTurn2, stream: false });
+      const direct = await new OpenAI({ baseURL: `${upstream.url}/v1`, apiKey: 'k', maxRetries: 0 }).chat.completions.create({ ...openaiTurn2, stream: false });
       expect(viaTap).toEqual(direct);
     } finally {
       await tap.close();

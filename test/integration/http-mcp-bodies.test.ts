@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport as V2Transport } from '@modelcontextproto
 import { startHttpTap, readAllRecords, type LogRecord } from '../../src/index.js';
 import { LogTail } from '../../src/ui/tail.js';
 import { startEverything, startStatelessJsonServer, type Everything } from './http-mcp-scenario.js';
+// @ts-expect-error — a plain .mjs helper without type declarations
 import { runTripScenario, startTripServer } from '../support/v2-scenario.mjs';
 
 type Rec = LogRecord & Record<string, unknown>;

@@ -14,6 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpTap, readAllRecords, listLogFiles, type LogRecord } from '../../src/index.js';
 import { checkRecords } from '../../src/check/check.js';
+// @ts-expect-error — a plain .mjs helper without type declarations
 import { httpTransport, startTripServer, stdioTransport, TRIP_SERVER, v2Client } from '../support/v2-scenario.mjs';
 import { startEverything, type Everything } from './http-mcp-scenario.js';
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startHttpTap, readAllRecords, listLogFiles, replay, type LogRecord } from '../../src/index.js';
 import { checkRecords } from '../../src/check/check.js';
+// @ts-expect-error — a plain .mjs helper without type declarations
 import { httpTransport, runTripScenario, startTripServer, stdioTransport, TRIP_SERVER, v2Client } from '../support/v2-scenario.mjs';
 
 type Rec = LogRecord & Record<string, unknown>;

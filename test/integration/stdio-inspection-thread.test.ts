@@ -17,7 +17,8 @@ import { tempDir } from '../support/temp-dir.js';
 
 /** The stdio tap's calls over a channel to an inspection thread, as the tap makes them; `maxBacklogBytes` small in tests. */
 function threaded(file: string, notice: (m: string) => void, maxBacklogBytes = 64 << 20): { calls: StdioCalls; channel: ThreadChannel } {
-  const channel = new ThreadChannel({ inspector: 'stdio-inspector', config: { logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20 }, maxBacklogBytes, reports: 1, notice });
+  const config = { logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20 };
+  const channel = new ThreadChannel({ inspector: 'stdio-inspector', config, maxBacklogBytes, reports: 1, notice });
   return { calls: new StdioCalls(channel, 1 << 20), channel };
 }
 

@@ -25,7 +25,7 @@ const TOOLS = [{ name: 'Read', input_schema: { type: 'object' } }, { name: 'mcp_
 function llmRecords(): LogRecord[] {
   const records: LogRecord[] = [];
   let seq = 0;
-  const sink = { write: (d: RecordDraft): void => void records.push({ v: 1, seq: seq++, session: 'claude-1', label: 'claude', ...d } as unknown as LogRecord) };
+  const sink = { write: (d: RecordDraft): number => records.push({ v: 1, seq: seq++, session: 'claude-1', label: 'claude', ...d } as unknown as LogRecord) - 1 };
   const observer = new HttpObserver({ sink, session: 'claude-1', maxBody: 1 << 20, chunks: false });
   const call = (at: number, body: object, reply: string[]): void => {
     const x = observer.begin({ method: 'POST', path: '/v1/messages?beta=true', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' } }, T0 + at, at);

@@ -17,7 +17,7 @@ const GOOGLE_KEY = `AIza${'SyD4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ012'}`;
 function exchange(head: { path: string; headers?: Record<string, string> }, request: unknown, contentType: string, body: string[]): string[] {
   const redactor = new Redactor();
   const lines: string[] = [];
-  const sink = { write: (draft: RecordDraft): void => void lines.push(redactor.redactJson({ ...draft, session: 's' }, JSON.stringify({ ...draft, session: 's' }))) };
+  const sink = { write: (draft: RecordDraft): number => lines.push(redactor.redactJson({ ...draft, session: 's' }, JSON.stringify({ ...draft, session: 's' }))) - 1 };
   const observer = new HttpObserver({ sink, session: 's', maxBody: 1 << 20, chunks: true, redactor });
   const x = observer.begin({ method: 'POST', path: head.path, headers: { 'content-type': 'application/json', ...head.headers } }, 1, 1);
   x.requestData(Buffer.from(JSON.stringify(request)));
