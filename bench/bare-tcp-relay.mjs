@@ -7,8 +7,9 @@ const target = new URL(process.argv[2]);
 const server = net.createServer((client) => {
   const upstream = net.connect(Number(target.port), target.hostname);
   for (const socket of [client, upstream]) socket.setNoDelay(true);
-  client.pipe(upstream).on('error', () => client.destroy());
-  upstream.pipe(client).on('error', () => upstream.destroy());
+  client.pipe(upstream);
+  upstream.pipe(client);
+  // Either side's error ends both, as a closed connection would.
   client.on('error', () => upstream.destroy());
   upstream.on('error', () => client.destroy());
 });

@@ -1,6 +1,7 @@
 // HTTP benchmarks, side by side in one run: the NDJSON upstream reached directly, through a bare TCP relay (the
-// floor for any relay), through a bare http-proxy (the floor for any http-proxy based tap), through `mcptap http` with full logging and chunk records, and through
-// mitmdump in reverse mode recording flows when it is installed (Debian package mitmproxy).
+// floor for any relay), through a bare http-proxy (the floor for any http-proxy based tap), through `mcptap http`
+// with full logging and chunk records, and through mitmdump in reverse mode recording flows when it is installed
+// (Debian package mitmproxy).
 // Run: node bench/http.mjs [--quick]
 import { spawn } from 'node:child_process';
 import http from 'node:http';
