@@ -67,13 +67,14 @@ export class RingWriter {
 }
 
 /**
- * The bytes each subject holds in the ring. The thread releases copies whole and in the order they were
- * written, so the copies not yet released, oldest first, say whose bytes a release gave back.
+ * The bytes each subject holds in the ring. The thread releases bytes in the order they were written, so the
+ * runs of bytes not yet released, oldest first, each of one subject, say whose bytes a release gave back. A
+ * stream's chunks come one after another, so a run is usually many copies.
  */
 class SubjectShares {
   private readonly held = new Map<number, number>();
-  /** Subject and length of each copy not yet released, oldest from `head` on. */
-  private pending: number[] = [];
+  /** Subject and length of each run not yet released, oldest from `head` on. */
+  private runs: number[] = [];
   private head = 0;
 
   constructor(private readonly max: number) {}
@@ -84,25 +85,28 @@ class SubjectShares {
 
   add(subject: number, length: number): void {
     this.held.set(subject, (this.held.get(subject) ?? 0) + length);
-    this.pending.push(subject, length);
+    const last = this.runs.length - 2;
+    if (last >= this.head && this.runs[last] === subject) this.runs[last + 1]! += length;
+    else this.runs.push(subject, length);
   }
 
-  /** The thread released `bytes` more: the oldest copies, whole. */
+  /** The thread released `bytes` more, the oldest. */
   release(bytes: number): void {
-    const pending = this.pending;
-    while (bytes > 0 && this.head < pending.length) {
-      const subject = pending[this.head]!;
-      const length = pending[this.head + 1]!;
-      this.head += 2;
-      bytes -= length;
-      const left = this.held.get(subject)! - length;
+    const runs = this.runs;
+    while (bytes > 0 && this.head < runs.length) {
+      const subject = runs[this.head]!;
+      const taken = Math.min(bytes, runs[this.head + 1]!);
+      bytes -= taken;
+      runs[this.head + 1]! -= taken;
+      if (runs[this.head + 1] === 0) this.head += 2;
+      const left = this.held.get(subject)! - taken;
       if (left === 0) this.held.delete(subject);
       else this.held.set(subject, left);
     }
     // The released front is dropped once it is most of the list, so the list stays as long as the backlog.
-    if (this.head === pending.length) this.pending = [];
-    else if (this.head < pending.length / 2) return;
-    else this.pending = pending.slice(this.head);
+    if (this.head === runs.length) this.runs = [];
+    else if (this.head < runs.length / 2) return;
+    else this.runs = runs.slice(this.head);
     this.head = 0;
   }
 }

@@ -72,4 +72,15 @@ describe('the channel ring', () => {
     expect(writer.write(Buffer.alloc(5), 2)).toBe(25);
     expect(writer.write(Buffer.alloc(1), 1)).toBe(-1);
   });
+
+  it('gives a share back copy by copy when one subject wrote several in a row', () => {
+    const { writer, release } = ring(100, 10);
+    for (let i = 0; i < 5; i++) expect(writer.write(Buffer.alloc(2), 1)).toBe(2 * i);
+    expect(writer.write(Buffer.alloc(1), 1)).toBe(-1);
+    release(2);
+    expect(writer.write(Buffer.alloc(2), 1)).toBe(10);
+    expect(writer.write(Buffer.alloc(1), 1)).toBe(-1);
+    release(6);
+    expect(writer.write(Buffer.alloc(6), 1)).toBe(12);
+  });
 });
