@@ -3,7 +3,7 @@
  * channel to the inspector behind it (on the inspection thread, or inline when a caller wants the records here).
  */
 import { join } from 'node:path';
-import { openChannel, type Channel, type InspectorName } from '../inspect/channel.js';
+import { openChannel, type Channel, type ChannelSettings, type InspectorName } from '../inspect/channel.js';
 import { openLogForInspection, type InspectorLogConfig } from '../inspect/inspector-log.js';
 import { logFileName, newSessionId, resolveLogDir } from '../log/location.js';
 import type { RedactRules } from '../log/redact.js';
@@ -42,19 +42,11 @@ export function tapLogConfig(options: TapOptions, label: string, started: Date):
   };
 }
 
-/** How a tap's channel is bounded, and what its inspector reports back (see openChannel). */
-export interface TapChannelSettings {
-  maxBacklogBytes: number;
-  maxSubjectBacklogBytes?: number;
-  reports?: number;
-  collectYoungEarly?: boolean;
-}
-
 /**
  * Open the log here, so mcptap can say at once whether it logs (`logging`), then the channel to the inspector.
  * A sink or onRecord needs the records on this thread, so either means inline.
  */
-export function openTapChannel(inspector: InspectorName, config: InspectorLogConfig, options: TapOptions & { sink?: RecordSink }, notice: (message: string) => void, settings: TapChannelSettings): { channel: Channel; logging: boolean } {
+export function openTapChannel(inspector: InspectorName, config: InspectorLogConfig, options: TapOptions & { sink?: RecordSink }, notice: (message: string) => void, settings: ChannelSettings): { channel: Channel; logging: boolean } {
   const opened = openLogForInspection(config, notice);
   const inline = options.inspectionThread === false || options.sink !== undefined || options.onRecord !== undefined;
   const hooks = { notice, ...(options.sink ? { sink: options.sink } : {}), ...(options.onRecord ? { onRecord: options.onRecord } : {}) };

@@ -69,19 +69,19 @@ export type InspectorName = 'stdio-inspector' | 'http-inspector';
  * or the thread could not start. Inline, the inspector is loaded on first use: the main thread of a plain
  * `mcptap -- server` never loads its code.
  */
-export function openChannel(inspector: InspectorName, config: InspectorLogConfig, options: { inline: boolean; maxBacklogBytes: number; maxSubjectBacklogBytes?: number; reports?: number; collectYoungEarly?: boolean; hooks: InspectorHooks }): Channel {
-  const { notice } = options.hooks;
-  if (!options.inline && config.fd !== undefined) {
+export function openChannel(inspector: InspectorName, config: InspectorLogConfig, options: ChannelSettings & { inline: boolean; hooks: InspectorHooks }): Channel {
+  const { inline, hooks, ...settings } = options;
+  const { notice } = hooks;
+  if (!inline && config.fd !== undefined) {
     try {
-      const { maxBacklogBytes, maxSubjectBacklogBytes, reports, collectYoungEarly } = options;
-      return new ThreadChannel({ inspector, config, maxBacklogBytes, ...(maxSubjectBacklogBytes ? { maxSubjectBacklogBytes } : {}), ...(reports ? { reports } : {}), ...(collectYoungEarly === false ? { collectYoungEarly } : {}), notice });
+      return new ThreadChannel({ inspector, config, ...settings, notice });
     } catch (error) {
       notice(`could not start the inspection thread (${(error as Error).message}); inspecting on the main thread instead.`);
     }
   }
   const load = async (): Promise<Inspector> => {
     const module = (await (inspector === 'stdio-inspector' ? import('./stdio-inspector.js') : import('./http-inspector.js'))) as { createInspector: CreateInspector };
-    return module.createInspector(config as never, options.hooks);
+    return module.createInspector(config as never, hooks);
   };
   return new InlineChannel(load, notice);
 }
@@ -188,10 +188,8 @@ export interface ChannelWorkerData {
   collectYoungEarly: boolean;
 }
 
-export interface ChannelOptions {
-  inspector: InspectorName;
-  /** The inspector's config; its log fd stays this thread's, closed once the thread is done. */
-  config: { fd?: number };
+/** How a tap's channel is bounded, and what its inspector reports back. */
+export interface ChannelSettings {
   /** The ring's size: copies are refused while they would not fit beside those waiting for the thread. */
   maxBacklogBytes: number;
   /** The most of it one subject (an HTTP exchange) may hold: one endless stream cannot then take it all. */
@@ -200,6 +198,12 @@ export interface ChannelOptions {
   reports?: number;
   /** False: the young generations are kept small but not collected early (young-generation.ts). */
   collectYoungEarly?: boolean;
+}
+
+export interface ChannelOptions extends ChannelSettings {
+  inspector: InspectorName;
+  /** The inspector's config; its log fd stays this thread's, closed once the thread is done. */
+  config: { fd?: number };
   notice: (message: string) => void;
 }
 

@@ -22,7 +22,7 @@ const body = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user',
 async function startedThread(file: string, bounds: { maxBacklogBytes: number; maxSubjectBacklogBytes?: number }, notices: string[]): Promise<ThreadChannel> {
   const config = { logFile: file, fd: openLogFile(file), session: 's', label: 'gap', maxBody: 1 << 20, chunks: true, targetPath: '' };
   const thread = new ThreadChannel({ inspector: 'http-inspector', config, ...bounds, notice: (m) => notices.push(m) });
-  // Let the thread start, so its steady (tiny) bound applies.
+  // Running before any traffic comes, as a tap's thread is.
   for (const until = Date.now() + 10_000; !thread.started && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
   return thread;
 }
